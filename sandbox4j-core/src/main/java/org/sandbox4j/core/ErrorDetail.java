@@ -1,0 +1,28 @@
+package org.sandbox4j.core;
+
+/**
+ * One line describing an exception for the log: {@code "<Type>: <message>"}, then each cause.
+ * Never shown to a model: provider detail stays host-side.
+ */
+public final class ErrorDetail {
+
+    private static final int MAX_CAUSES = 4;
+
+    private ErrorDetail() {
+    }
+
+    public static String of(Throwable error) {
+        StringBuilder line = new StringBuilder(describe(error));
+        Throwable cause = error.getCause();
+        for (int depth = 0; cause != null && cause != error && depth < MAX_CAUSES; depth++) {
+            line.append(" | caused by ").append(describe(cause));
+            cause = cause.getCause();
+        }
+        return line.toString();
+    }
+
+    private static String describe(Throwable error) {
+        String message = error.getMessage();
+        return error.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    }
+}

@@ -1,0 +1,134 @@
+package org.sandbox4j.core;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A running sandbox, handed out by {@link SandboxBackend#acquire}. Thread-safe: concurrent tool
+ * calls of one conversation share it.
+ *
+ * <h2>Paths</h2>
+ * Every path-taking method takes the working directory explicitly (no sandbox knows its spec's
+ * work dir, and {@code acquire} does not create it). Paths are POSIX, relative to the working
+ * directory; an absolute path inside it is accepted; a backslash is refused. Confinement is a
+ * duty of all five file methods and is not a string check: the implementation confines the path
+ * with {@link GuestPaths#confine}, then walks every directory from {@code /} down to the parent of
+ * the path with an <em>unconfined, no-follow</em> stat through
+ * {@link GuestPaths#refuseSymlinkedParents} (or {@link GuestPaths#confineWritePath} for writes).
+ * A link anywhere on that chain is an escape: {@link SandboxPathNotConfined}. A plain file on it
+ * is not: {@link SandboxNotADirectory}.
+ *
+ * <h2>Capabilities</h2>
+ * {@link #writeFile} ({@link Capability#FILES_IN}) and {@link #exec} ({@link Capability#EXEC}) are
+ * obligatory. {@link #stat} and {@link #readFile} are the pull surface
+ * ({@link Capability#FILES_OUT}), {@link #listDir} is {@link Capability#FILES_LIST},
+ * {@link #remove} is {@link Capability#FILES_DELETE}, {@link #runCode} is
+ * {@link Capability#RUN_CODE}. A sandbox whose backend does not declare one of these may throw
+ * {@link SandboxOperationNotSupported} from it, which is what the default methods do.
+ */
+public interface Sandbox {
+
+    /**
+     * Writes {@code content} verbatim, creating parent directories; a second write replaces the
+     * first (no append). A missing component ends the ancestor walk, so nothing created can be a
+     * link. The write lands in a temporary file renamed into place where the guest allows it.
+     *
+     * @throws SandboxPathNotConfined   outside the working directory, through a linked parent, onto
+     *                                  a link, a backslash, or the working directory itself
+     * @throws SandboxNotADirectory     a parent is a file or other non-directory
+     * @throws SandboxTransferCapExceeded more bytes than the backend's files-in ceiling allows
+     */
+    void writeFile(String path, byte[] content, String workingDirectory);
+
+    /** Writes {@code content} as UTF-8, whatever the host's locale. */
+    default void writeFile(String path, String content, String workingDirectory) {
+        writeFile(path, content.getBytes(StandardCharsets.UTF_8), workingDirectory);
+    }
+
+    /**
+     * Runs {@code command} in {@code options.workingDirectory()} and returns separate stdout and
+     * stderr and the real exit code. An {@link Command.Argv} is never interpreted by a shell.
+     *
+     * @throws SandboxTimeoutException          only when the caller's {@code options.timeout()}
+     *                                          expired; the whole process tree has been killed
+     * @throws SandboxExecOutputLimitExceeded   output beyond {@code options.outputCapBytes()}; the
+     *                                          command has been killed
+     * @throws SandboxInterrupted               the calling thread was interrupted; the command was killed
+     */
+    ExecResult exec(Command command, ExecOptions options);
+
+    /** Runs an argv command in {@code workingDirectory}, bounded by {@code timeout}. */
+    default ExecResult exec(List<String> argv, String workingDirectory, Duration timeout) {
+        return exec(Command.argv(argv), ExecOptions.in(workingDirectory, timeout));
+    }
+
+    /**
+     * Evaluates {@code code} in the guest's runtime: no shell, no working directory. The timeout is
+     * wall-clock from the call, so time spent queued counts.
+     *
+     * @throws SandboxQueuedTimeout        the deadline expired before the program started
+     * @throws SandboxTimeoutException     it started and overran
+     * @throws SandboxOperationNotSupported the backend does not declare {@link Capability#RUN_CODE}
+     */
+    default ExecResult runCode(String code, Duration timeout) {
+        throw new SandboxOperationNotSupported("this sandbox does not run code directly (it does not declare '"
+                + Capability.RUN_CODE.wire() + "'); run an interpreter through exec instead");
+    }
+
+    /**
+     * Describes the final component without following it (a link comes back as
+     * {@link EntryKind#SYMLINK} with no size); parents are walked.
+     *
+     * @return empty when nothing is there
+     * @throws SandboxPathNotConfined an escape
+     * @throws SandboxNotADirectory  a parent is not a directory
+     */
+    default Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        throw notDeclared(Capability.FILES_OUT, "stat");
+    }
+
+    /**
+     * Reads a regular file. {@code maxBytes} is a refusal, never a truncation.
+     *
+     * @throws SandboxTransferCapExceeded the file is larger than {@code maxBytes}
+     * @throws SandboxNotARegularFile     a link, device, socket or FIFO
+     * @throws SandboxIsADirectory        a directory
+     * @throws SandboxFileNotFound        nothing there
+     * @throws SandboxPathNotConfined     an escape
+     * @throws SandboxNotADirectory       a parent is not a directory
+     */
+    default byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        throw notDeclared(Capability.FILES_OUT, "readFile");
+    }
+
+    /**
+     * Lists the immediate children of a directory, sorted by name, each as {@link #stat} would
+     * describe it (links listed as links, never hidden). The walk includes the listed directory
+     * itself: a linked directory is refused.
+     *
+     * @throws SandboxPathNotConfined the directory or an ancestor is a link, or outside
+     * @throws SandboxNotADirectory  it or a parent is not a directory
+     * @throws SandboxFileNotFound   nothing there
+     */
+    default List<SandboxEntry> listDir(String path, String workingDirectory) {
+        throw notDeclared(Capability.FILES_LIST, "listDir");
+    }
+
+    /**
+     * Removes a path. A missing path is success. A link is unlinked, never followed, including
+     * links inside a recursive removal. A directory, even an empty one, needs {@code recursive}.
+     *
+     * @throws SandboxPathNotConfined outside, through a linked parent, or the working directory itself
+     * @throws SandboxFileException   a directory without {@code recursive}, or the guest refused
+     */
+    default void remove(String path, String workingDirectory, boolean recursive) {
+        throw notDeclared(Capability.FILES_DELETE, "remove");
+    }
+
+    private static SandboxOperationNotSupported notDeclared(Capability capability, String method) {
+        return new SandboxOperationNotSupported("this sandbox does not implement " + method + " (its backend does not "
+                + "declare '" + capability.wire() + "'); use a backend that declares it");
+    }
+}

@@ -1,0 +1,42 @@
+package org.sandbox4j.core;
+
+/**
+ * Caps for one direction of file transfer. All three legs matter: the file count bounds many tiny
+ * files that would each pass the byte caps.
+ *
+ * @param maxBytesPerFile the largest single file
+ * @param maxTotalBytes   all files together
+ * @param maxFiles        how many files
+ */
+public record TransferLimits(long maxBytesPerFile, long maxTotalBytes, int maxFiles) {
+
+    /** 8 MiB. */
+    public static final long DEFAULT_MAX_BYTES_PER_FILE = 8L * 1024 * 1024;
+    /** 32 MiB. */
+    public static final long DEFAULT_MAX_TOTAL_BYTES = 32L * 1024 * 1024;
+    /** 64 files. */
+    public static final int DEFAULT_MAX_FILES = 64;
+
+    /** 8 MiB per file, 32 MiB in total, 64 files. */
+    public static final TransferLimits DEFAULT =
+            new TransferLimits(DEFAULT_MAX_BYTES_PER_FILE, DEFAULT_MAX_TOTAL_BYTES, DEFAULT_MAX_FILES);
+
+    public TransferLimits {
+        if (maxBytesPerFile < 0 || maxTotalBytes < 0 || maxFiles < 0) {
+            throw new IllegalArgumentException("transfer limits cannot be negative: " + maxBytesPerFile
+                    + " bytes per file, " + maxTotalBytes + " bytes in total, " + maxFiles + " files");
+        }
+    }
+
+    /** Whether every leg of this is at most the same leg of {@code ceiling}. */
+    public boolean within(TransferLimits ceiling) {
+        return maxBytesPerFile <= ceiling.maxBytesPerFile
+                && maxTotalBytes <= ceiling.maxTotalBytes
+                && maxFiles <= ceiling.maxFiles;
+    }
+
+    @Override
+    public String toString() {
+        return maxBytesPerFile + " bytes per file, " + maxTotalBytes + " bytes in total, " + maxFiles + " files";
+    }
+}
