@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The project's test command: provisions what the tests need on this machine, then runs the
+# whole Maven build (compile, unit and integration tests) through the wrapper.
+#
+#   scripts/test.sh            # everything
+#   scripts/test.sh -pl sandbox4j-core -am   # extra arguments go to Maven
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+
+require_java() {
+    if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+        say "no JDK found: install one (Java 17 or newer), e.g. 'apt-get install -y openjdk-17-jdk-headless'"
+        exit 1
+    fi
+    local java_bin="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+    local version
+    version=$("$java_bin" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}')
+    if [ -z "$version" ] || [ "${version%%.*}" -lt 17 ]; then
+        say "Java 17 or newer is needed; found '${version:-unknown}' at $java_bin"
+        exit 1
+    fi
+}
+
+# Provisioning. The foundation (core, testkit, bench) needs a JDK only; backends that run real
+# sandboxes add their packages and daemons here as they land, so one command stays enough.
+provision() {
+    require_java
+}
+
+provision
+say "running ./mvnw -B verify $*"
+exec ./mvnw -B verify "$@"
