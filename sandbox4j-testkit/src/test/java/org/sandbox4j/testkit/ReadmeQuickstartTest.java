@@ -11,11 +11,17 @@ import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.core.SandboxSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,12 +69,12 @@ class ReadmeQuickstartTest {
     void theQuickstartReallyAcquiredAndRan() {
         // The same steps against a backend we can inspect: the quickstart's output is not hard-coded.
         InMemoryBackend backend = InMemoryBackend.builder().build();
-        org.sandbox4j.core.SandboxRouter router = org.sandbox4j.core.SandboxRouter.builder().backend(backend)
-                .minIsolation(org.sandbox4j.core.Isolation.NONE).build();
-        org.sandbox4j.core.SandboxSpec spec = org.sandbox4j.core.SandboxSpec.builder("execute_code").build();
-        org.sandbox4j.core.Sandbox sandbox = router.acquire(new org.sandbox4j.core.SandboxKey("a", "t", "x"), spec);
+        SandboxRouter router = SandboxRouter.builder().backend(backend)
+                .minIsolation(Isolation.NONE).build();
+        SandboxSpec spec = SandboxSpec.builder("execute_code").build();
+        Sandbox sandbox = router.acquire(new SandboxKey("a", "t", "x"), spec);
         sandbox.writeFile("hello.py", "print('hi')", spec.workDir());
-        sandbox.exec(List.of("python3", "hello.py"), spec.workDir(), java.time.Duration.ofSeconds(30));
+        sandbox.exec(List.of("python3", "hello.py"), spec.workDir(), Duration.ofSeconds(30));
         assertThat(backend.sandbox().contentOf("/sandbox4j/work/hello.py")).isPresent();
         assertThat(backend.sandbox().commands()).extracting(RecordedCommand::shellLine)
                 .containsExactly("'python3' 'hello.py'");
