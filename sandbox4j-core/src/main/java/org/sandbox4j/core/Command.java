@@ -31,7 +31,7 @@ public sealed interface Command permits Command.Argv, Command.Shell {
     /** The command as one POSIX shell line: argv words quoted, a shell line as is. */
     String toShellLine();
 
-    /** @param words the program and its arguments; at least one word, none null */
+    /** @param words the program and its arguments; at least one word, none null, none containing NUL */
     record Argv(List<String> words) implements Command {
         public Argv {
             words = List.copyOf(words);
@@ -41,6 +41,12 @@ public sealed interface Command permits Command.Argv, Command.Shell {
             if (words.get(0).isEmpty()) {
                 throw new IllegalArgumentException("an argv command's program cannot be empty");
             }
+            // No process can receive a NUL in an argument; refuse it here rather than at exec time.
+            for (String word : words) {
+                if (word.indexOf('\0') >= 0) {
+                    throw new IllegalArgumentException("an argv word cannot contain a NUL character");
+                }
+            }
         }
 
         @Override
@@ -49,12 +55,15 @@ public sealed interface Command permits Command.Argv, Command.Shell {
         }
     }
 
-    /** @param line a fixed shell template */
+    /** @param line a fixed shell template; not blank, no NUL */
     record Shell(String line) implements Command {
         public Shell {
             Objects.requireNonNull(line, "line");
             if (line.isBlank()) {
                 throw new IllegalArgumentException("a shell command cannot be blank");
+            }
+            if (line.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("a shell command cannot contain a NUL character");
             }
         }
 

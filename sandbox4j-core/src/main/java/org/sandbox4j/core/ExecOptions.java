@@ -39,9 +39,13 @@ public record ExecOptions(
         environment = Collections.unmodifiableMap(new LinkedHashMap<>(environment));
         for (Map.Entry<String, String> variable : environment.entrySet()) {
             String name = Objects.requireNonNull(variable.getKey(), "environment variable name");
-            Objects.requireNonNull(variable.getValue(), "value of environment variable " + name);
+            String value = Objects.requireNonNull(variable.getValue(), "value of environment variable " + name);
             if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
                 throw new IllegalArgumentException("not a valid environment variable name: '" + name + "'");
+            }
+            if (value.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("the value of environment variable '" + name
+                        + "' contains a NUL character, which no process can receive");
             }
         }
         stdin = Objects.requireNonNull(stdin, "stdin").map(byte[]::clone);

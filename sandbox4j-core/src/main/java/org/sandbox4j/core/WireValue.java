@@ -27,7 +27,7 @@ public interface WireValue {
             }
         }
         throw new IllegalArgumentException(
-                (value == null ? "null" : "'" + value + "'") + " is not a valid " + type.getSimpleName()
+                (value == null ? "null" : GuestText.quote(value)) + " is not a valid " + type.getSimpleName()
                         + "; valid values: " + wireValues(type));
     }
 
