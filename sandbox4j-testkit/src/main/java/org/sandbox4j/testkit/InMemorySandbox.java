@@ -1,0 +1,590 @@
+package org.sandbox4j.testkit;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.NavigableSet;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.ExecListener;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ExecStream;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.NoFollowStat;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxNotARegularFile;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxTransferCapExceeded;
+
+/**
+ * A {@link Sandbox} held entirely in memory, for tests: a guest file system of regular files,
+ * directories, links and other entries, plus scripted command output. Thread-safe (one lock).
+ *
+ * <h2>The file system</h2>
+ * Regular files are stored by normalised absolute guest path. Links ({@link Builder#seedSymlink})
+ * and other entries ({@link Builder#seedOther}: devices, sockets, FIFOs) exist only as shapes.
+ * A directory exists when it was seeded ({@link Builder#seedDirectory}), created as a parent by
+ * {@link #writeFile} (which behaves like {@code mkdir -p}), or is implied by any entry stored
+ * below it. The root {@code /} always exists. Every file method confines its path and walks every
+ * ancestor from {@code /} with this sandbox's own unconfined no-follow stat, through
+ * {@link GuestPaths}, exactly as a real backend must.
+ *
+ * <p><b>Limitation:</b> this models shape, not escape. A seeded link has no target, so a test
+ * here proves that a link is <em>refused</em>, never what following it would have reached. Prove
+ * escapes against a real backend with the conformance suite.
+ *
+ * <h2>Commands</h2>
+ * {@link #exec} records every call, then answers with the first scripted output (in the order
+ * the builder received them) whose key is a substring of {@code command.toShellLine()}, or with
+ * the default stdout and exit code 0 when none matches. {@link #runCode} matches the same way
+ * against the program text. {@link Builder#raises} makes both throw instead. Nothing runs and
+ * nothing here waits, so timeouts never fire.
+ */
+public final class InMemorySandbox implements Sandbox {
+
+    private static final System.Logger LOG = System.getLogger(InMemorySandbox.class.getName());
+
+    private static final String ROOT = "/";
+    private static final String SEPARATOR = "/";
+    /** How {@link SandboxEntry#path()} spells the working directory itself. */
+    private static final String WORKING_DIRECTORY_ITSELF = ".";
+    /** What a command prints when no scripted output matches, unless the builder says otherwise. */
+    private static final String DEFAULT_STDOUT = "";
+    private static final int SUCCESS = 0;
+
+    private final Object lock = new Object();
+    private final NavigableMap<String, byte[]> contents = new TreeMap<>();
+    private final NavigableSet<String> symlinks = new TreeSet<>();
+    private final NavigableSet<String> nonRegular = new TreeSet<>();
+    private final NavigableSet<String> directories = new TreeSet<>();
+    private final List<RecordedCommand> commands = new ArrayList<>();
+    private final List<RecordedProgram> programs = new ArrayList<>();
+    private final NoFollowStat noFollowStat = this::kindOf;
+
+    private final Map<String, ExecResult> outputs;
+    private final ExecResult defaultResult;
+    private final RuntimeException raises;
+
+    private InMemorySandbox(Builder builder) {
+        this.outputs = Collections.unmodifiableMap(new LinkedHashMap<>(builder.outputs));
+        this.defaultResult = ExecResult.of(builder.defaultStdout, "", SUCCESS, Duration.ZERO);
+        this.raises = builder.raises;
+        for (Seed seed : builder.seeds) {
+            plant(seed);
+        }
+        refuseEntriesBelowNonDirectories();
+    }
+
+    /** A builder for an empty sandbox that answers every command with empty output and exit code 0. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    // ---------------------------------------------------------------- Sandbox: files
+
+    /**
+     * Stores a copy of {@code content}, replacing whatever regular file (or device, socket, FIFO:
+     * the write is modelled as a rename into place) was there. Missing parents are created as
+     * directories.
+     */
+    @Override
+    public void writeFile(String path, byte[] content, String workingDirectory) {
+        Objects.requireNonNull(content, "content");
+        byte[] copy = content.clone();
+        synchronized (lock) {
+            String target = GuestPaths.confineWritePath(noFollowStat, path, workingDirectory);
+            // The walk stopped at the first missing component, so every missing one is created here.
+            for (String directory : GuestPaths.directoryChain(GuestPaths.parent(target))) {
+                if (kindOf(directory).isEmpty()) {
+                    directories.add(directory);
+                }
+            }
+            nonRegular.remove(target);
+            contents.put(target, copy);
+        }
+    }
+
+    @Override
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        synchronized (lock) {
+            String target = GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, false);
+            return describe(target, workingDirectory);
+        }
+    }
+
+    @Override
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        if (maxBytes < 0) {
+            throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
+        }
+        synchronized (lock) {
+            String target = GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, false);
+            EntryKind kind = kindOf(target).orElseThrow(() -> new SandboxFileNotFound("nothing exists at "
+                    + GuestText.quote(path) + " in " + GuestText.quote(workingDirectory)
+                    + "; check the path and the working directory"));
+            switch (kind) {
+                case FILE:
+                    byte[] bytes = contents.get(target);
+                    if (bytes.length > maxBytes) {
+                        throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + bytes.length
+                                + " bytes, more than the " + maxBytes + " this read allows; nothing was read (a read "
+                                + "is refused whole, never truncated): raise the cap or make the file smaller");
+                    }
+                    return bytes.clone();
+                case DIRECTORY:
+                    throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only regular files are "
+                            + "read (list it with listDir)");
+                case SYMLINK:
+                    throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; only regular files are "
+                            + "read, and a link is never followed: read the file it names by its own path");
+                default:
+                    throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (a device, "
+                            + "socket or FIFO); only regular files are read");
+            }
+        }
+    }
+
+    @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        synchronized (lock) {
+            String directory = GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, true);
+            EntryKind kind = kindOf(directory).orElseThrow(() -> new SandboxFileNotFound("nothing exists at "
+                    + GuestText.quote(path) + " in " + GuestText.quote(workingDirectory)
+                    + "; check the path and the working directory"));
+            if (kind != EntryKind.DIRECTORY) {
+                throw new SandboxNotADirectory(GuestText.quote(path) + " is not a directory; stat it instead of "
+                        + "listing it");
+            }
+            SortedSet<String> names = new TreeSet<>();
+            String prefix = childPrefix(directory);
+            collectChildNames(contents.navigableKeySet(), prefix, names);
+            collectChildNames(symlinks, prefix, names);
+            collectChildNames(nonRegular, prefix, names);
+            collectChildNames(directories, prefix, names);
+            List<SandboxEntry> entries = new ArrayList<>(names.size());
+            for (String name : names) {
+                entries.add(describe(prefix + name, workingDirectory).orElseThrow());
+            }
+            return List.copyOf(entries);
+        }
+    }
+
+    /**
+     * Removes a file, link or other entry, or with {@code recursive} a directory and everything
+     * under it; links inside are removed as links. A missing path is success.
+     */
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        synchronized (lock) {
+            String target = GuestPaths.confine(path, workingDirectory);
+            if (target.equals(GuestPaths.normalize(workingDirectory))) {
+                throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; "
+                        + "removing it is refused: remove the entries inside it instead");
+            }
+            GuestPaths.refuseSymlinkedParents(noFollowStat, target, workingDirectory, false);
+            Optional<EntryKind> kind = kindOf(target);
+            if (kind.isEmpty()) {
+                return;
+            }
+            switch (kind.get()) {
+                case FILE:
+                    contents.remove(target);
+                    break;
+                case SYMLINK:
+                    symlinks.remove(target);
+                    break;
+                case OTHER:
+                    nonRegular.remove(target);
+                    break;
+                default:
+                    if (!recursive) {
+                        throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was "
+                                + "removed: pass recursive = true to remove it and everything under it");
+                    }
+                    removeTree(target);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- Sandbox: commands
+
+    /**
+     * Records the call, then answers as scripted. The output cap applies to scripted output as it
+     * would to a real command: the listener receives no more than the cap allows, then
+     * {@link SandboxExecOutputLimitExceeded} is thrown.
+     */
+    @Override
+    public ExecResult exec(Command command, ExecOptions options) {
+        Objects.requireNonNull(command, "command");
+        Objects.requireNonNull(options, "options");
+        String shellLine = command.toShellLine();
+        synchronized (lock) {
+            commands.add(new RecordedCommand(command, shellLine, options));
+        }
+        ExecResult result = answer(shellLine);
+        deliverWithinCap(shellLine, result, options);
+        return result;
+    }
+
+    /** Records the call, then answers as scripted, matching against the program text. */
+    @Override
+    public ExecResult runCode(String code, Duration timeout) {
+        Objects.requireNonNull(code, "code");
+        Objects.requireNonNull(timeout, "timeout: every program needs a bound");
+        synchronized (lock) {
+            programs.add(new RecordedProgram(code, timeout));
+        }
+        return answer(code);
+    }
+
+    // ---------------------------------------------------------------- inspection for tests
+
+    /** Every {@link #exec} call so far, in order. */
+    public List<RecordedCommand> commands() {
+        synchronized (lock) {
+            return List.copyOf(commands);
+        }
+    }
+
+    /** Every {@link #runCode} call so far, in order. */
+    public List<RecordedProgram> programs() {
+        synchronized (lock) {
+            return List.copyOf(programs);
+        }
+    }
+
+    /** A copy of the bytes of the regular file at {@code absolutePath}; empty for anything else. */
+    public Optional<byte[]> contentOf(String absolutePath) {
+        String path = absolute(absolutePath);
+        synchronized (lock) {
+            return Optional.ofNullable(contents.get(path)).map(byte[]::clone);
+        }
+    }
+
+    /** Whether anything is at {@code absolutePath}: a file, a directory (explicit or implied), a link or another entry. */
+    public boolean exists(String absolutePath) {
+        return kindOf(absolute(absolutePath)).isPresent();
+    }
+
+    /** The links, by absolute path, sorted. */
+    public Set<String> symlinks() {
+        synchronized (lock) {
+            return Collections.unmodifiableSet(new TreeSet<>(symlinks));
+        }
+    }
+
+    /**
+     * The explicit directories (seeded, or created as parents by {@link #writeFile}), by absolute
+     * path, sorted. A directory only implied by a seeded entry below it is not listed; ask
+     * {@link #exists} about it.
+     */
+    public Set<String> directories() {
+        synchronized (lock) {
+            return Collections.unmodifiableSet(new TreeSet<>(directories));
+        }
+    }
+
+    /** The devices, sockets and FIFOs, by absolute path, sorted. */
+    public Set<String> nonRegular() {
+        synchronized (lock) {
+            return Collections.unmodifiableSet(new TreeSet<>(nonRegular));
+        }
+    }
+
+    /** A copy of every regular file: absolute path to bytes, sorted by path. */
+    public Map<String, byte[]> contents() {
+        synchronized (lock) {
+            NavigableMap<String, byte[]> copy = new TreeMap<>();
+            contents.forEach((path, bytes) -> copy.put(path, bytes.clone()));
+            return Collections.unmodifiableMap(copy);
+        }
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    /** The unconfined no-follow stat the ancestor walk uses. */
+    private Optional<EntryKind> kindOf(String absolutePath) {
+        synchronized (lock) {
+            if (absolutePath.equals(ROOT)) {
+                return Optional.of(EntryKind.DIRECTORY);
+            }
+            if (contents.containsKey(absolutePath)) {
+                return Optional.of(EntryKind.FILE);
+            }
+            if (symlinks.contains(absolutePath)) {
+                return Optional.of(EntryKind.SYMLINK);
+            }
+            if (nonRegular.contains(absolutePath)) {
+                return Optional.of(EntryKind.OTHER);
+            }
+            if (directories.contains(absolutePath) || anythingBelow(absolutePath)) {
+                return Optional.of(EntryKind.DIRECTORY);
+            }
+            return Optional.empty();
+        }
+    }
+
+    private boolean anythingBelow(String absolutePath) {
+        String prefix = childPrefix(absolutePath);
+        return startsWith(contents.ceilingKey(prefix), prefix)
+                || startsWith(symlinks.ceiling(prefix), prefix)
+                || startsWith(nonRegular.ceiling(prefix), prefix)
+                || startsWith(directories.ceiling(prefix), prefix);
+    }
+
+    private static boolean startsWith(String candidate, String prefix) {
+        return candidate != null && candidate.startsWith(prefix);
+    }
+
+    /** {@code /a} gives {@code /a/}; the root stays {@code /}. Comparing against it keeps {@code /a2} out. */
+    private static String childPrefix(String directory) {
+        return directory.equals(ROOT) ? ROOT : directory + SEPARATOR;
+    }
+
+    private static void collectChildNames(NavigableSet<String> paths, String prefix, Set<String> names) {
+        for (String path : paths.tailSet(prefix, false)) {
+            if (!path.startsWith(prefix)) {
+                break;
+            }
+            String below = path.substring(prefix.length());
+            int slash = below.indexOf(SEPARATOR);
+            names.add(slash < 0 ? below : below.substring(0, slash));
+        }
+    }
+
+    private Optional<SandboxEntry> describe(String absolutePath, String workingDirectory) {
+        String relative = GuestPaths.relativeTo(absolutePath, workingDirectory)
+                .map(below -> below.isEmpty() ? WORKING_DIRECTORY_ITSELF : below)
+                .orElseThrow(() -> new IllegalStateException(absolutePath + " was confined but is not below "
+                        + workingDirectory));
+        return kindOf(absolutePath).map(kind -> {
+            switch (kind) {
+                case FILE:
+                    return SandboxEntry.file(relative, contents.get(absolutePath).length);
+                case DIRECTORY:
+                    return SandboxEntry.directory(relative);
+                case SYMLINK:
+                    return SandboxEntry.symlink(relative);
+                default:
+                    return SandboxEntry.other(relative);
+            }
+        });
+    }
+
+    private void removeTree(String directory) {
+        directories.remove(directory);
+        String prefix = childPrefix(directory);
+        removeBelow(contents.navigableKeySet(), prefix);
+        removeBelow(symlinks, prefix);
+        removeBelow(nonRegular, prefix);
+        removeBelow(directories, prefix);
+    }
+
+    private static void removeBelow(NavigableSet<String> paths, String prefix) {
+        Iterator<String> below = paths.tailSet(prefix, false).iterator();
+        while (below.hasNext() && below.next().startsWith(prefix)) {
+            below.remove();
+        }
+    }
+
+    private ExecResult answer(String text) {
+        if (raises != null) {
+            throw raises;
+        }
+        for (Map.Entry<String, ExecResult> scripted : outputs.entrySet()) {
+            if (text.contains(scripted.getKey())) {
+                return scripted.getValue();
+            }
+        }
+        return defaultResult;
+    }
+
+    private static void deliverWithinCap(String shellLine, ExecResult result, ExecOptions options) {
+        byte[] stdout = result.stdout();
+        byte[] stderr = result.stderr();
+        long cap = options.outputCapBytes();
+        Optional<ExecListener> listener = options.listener();
+        if (listener.isPresent()) {
+            long remaining = deliver(listener.get(), ExecStream.STDOUT, stdout, cap);
+            deliver(listener.get(), ExecStream.STDERR, stderr, remaining);
+        }
+        long total = (long) stdout.length + stderr.length;
+        if (total > cap) {
+            throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(shellLine) + " wrote " + total
+                    + " bytes of output, more than its cap of " + cap + " bytes, and was stopped: raise the cap "
+                    + "with ExecOptions.withOutputCap, or write large results to a file and read that");
+        }
+    }
+
+    /** Hands the listener as much of {@code bytes} as {@code allowance} permits; returns what is left of it. */
+    private static long deliver(ExecListener listener, ExecStream stream, byte[] bytes, long allowance) {
+        int length = (int) Math.min(bytes.length, allowance);
+        if (length <= 0) {
+            return allowance;
+        }
+        byte[] chunk = new byte[length];
+        System.arraycopy(bytes, 0, chunk, 0, length);
+        try {
+            listener.onOutput(stream, chunk);
+        } catch (RuntimeException failure) {
+            // The contract: a failing listener is logged and does not stop the command.
+            LOG.log(System.Logger.Level.WARNING, "an exec listener failed on " + stream + ": " + ErrorDetail.of(failure));
+        }
+        return allowance - length;
+    }
+
+    private void plant(Seed seed) {
+        contents.remove(seed.path());
+        symlinks.remove(seed.path());
+        nonRegular.remove(seed.path());
+        directories.remove(seed.path());
+        switch (seed.kind()) {
+            case FILE:
+                contents.put(seed.path(), seed.content());
+                break;
+            case SYMLINK:
+                symlinks.add(seed.path());
+                break;
+            case OTHER:
+                nonRegular.add(seed.path());
+                break;
+            default:
+                directories.add(seed.path());
+        }
+    }
+
+    /** A file, link or other entry with entries below it is a shape no guest has: refuse the seeds. */
+    private void refuseEntriesBelowNonDirectories() {
+        List<String> all = new ArrayList<>(contents.keySet());
+        all.addAll(symlinks);
+        all.addAll(nonRegular);
+        all.addAll(directories);
+        for (String path : all) {
+            for (String ancestor : GuestPaths.directoryChain(GuestPaths.parent(path))) {
+                EntryKind kind = kindOf(ancestor).orElseThrow();
+                if (kind != EntryKind.DIRECTORY) {
+                    throw new IllegalArgumentException("cannot seed " + GuestText.quote(path) + ": its ancestor "
+                            + GuestText.quote(ancestor) + " is seeded as " + kind.wire() + ", not a directory; seed "
+                            + "entries only below directories (a seeded link has no target to hold them)");
+                }
+            }
+        }
+    }
+
+    private static String absolute(String path) {
+        Objects.requireNonNull(path, "path");
+        if (!path.startsWith(ROOT)) {
+            throw new IllegalArgumentException("the in-memory sandbox is addressed by absolute guest path, not "
+                    + GuestText.quote(path) + "; start it with '/'");
+        }
+        return GuestPaths.normalize(path);
+    }
+
+    private record Seed(String path, EntryKind kind, byte[] content) {
+    }
+
+    /** Mutable, single-use builder for an {@link InMemorySandbox}. Every seed path is absolute. */
+    public static final class Builder {
+
+        private final List<Seed> seeds = new ArrayList<>();
+        private final Map<String, ExecResult> outputs = new LinkedHashMap<>();
+        private String defaultStdout = DEFAULT_STDOUT;
+        private RuntimeException raises;
+
+        private Builder() {
+        }
+
+        /** A regular file holding a copy of {@code content}; its parents are implied directories. */
+        public Builder seedFile(String absolutePath, byte[] content) {
+            Objects.requireNonNull(content, "content");
+            return seed(absolutePath, EntryKind.FILE, content.clone());
+        }
+
+        /** A regular file holding {@code text} encoded as UTF-8. */
+        public Builder seedFile(String absolutePath, String text) {
+            Objects.requireNonNull(text, "text");
+            return seed(absolutePath, EntryKind.FILE, text.getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** A link with no target: it models the shape every file method must refuse, not an escape. */
+        public Builder seedSymlink(String absolutePath) {
+            return seed(absolutePath, EntryKind.SYMLINK, null);
+        }
+
+        /** An explicit directory, which exists even while empty. */
+        public Builder seedDirectory(String absolutePath) {
+            return seed(absolutePath, EntryKind.DIRECTORY, null);
+        }
+
+        /** A device, socket or FIFO: present, never readable. */
+        public Builder seedOther(String absolutePath) {
+            return seed(absolutePath, EntryKind.OTHER, null);
+        }
+
+        /**
+         * Answers every command whose shell line (or program whose text) contains {@code substring}
+         * with {@code result}. The first key added wins when several match; adding a key again
+         * replaces its result and keeps its place.
+         */
+        public Builder output(String substring, ExecResult result) {
+            outputs.put(Objects.requireNonNull(substring, "substring"), Objects.requireNonNull(result, "result"));
+            return this;
+        }
+
+        /** {@link #output(String, ExecResult)} with {@code stdout}, no stderr and exit code 0. */
+        public Builder output(String substring, String stdout) {
+            Objects.requireNonNull(stdout, "stdout");
+            return output(substring, ExecResult.of(stdout, "", SUCCESS, Duration.ZERO));
+        }
+
+        /** What a command prints (with exit code 0) when no scripted output matches; empty unless set. */
+        public Builder defaultStdout(String stdout) {
+            this.defaultStdout = Objects.requireNonNull(stdout, "stdout");
+            return this;
+        }
+
+        /** Makes every {@code exec} and {@code runCode} throw {@code error} after recording the call; null clears. */
+        public Builder raises(RuntimeException error) {
+            this.raises = error;
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException an entry is seeded below a file, link or other entry
+         */
+        public InMemorySandbox build() {
+            return new InMemorySandbox(this);
+        }
+
+        private Builder seed(String absolutePath, EntryKind kind, byte[] content) {
+            String path = absolute(absolutePath);
+            if (path.equals(ROOT)) {
+                throw new IllegalArgumentException("the root '/' always exists as a directory and cannot be seeded; "
+                        + "seed entries below it");
+            }
+            seeds.add(new Seed(path, kind, content));
+            return this;
+        }
+    }
+}
