@@ -184,7 +184,7 @@ public final class InMemoryBackend implements SandboxBackend {
         private Isolation isolation = DEFAULT_ISOLATION;
         private Collection<Capability> capabilities;
         private Collection<Egress> egressModes = DEFAULT_EGRESS_MODES;
-        private SandboxLimits limits;
+        private SandboxLimits limits = SandboxLimits.DEFAULT;
         private Collection<OsFamily> osFamilies;
         private BackendDeclarations declarations;
         private InMemorySandbox sandbox;
@@ -221,6 +221,7 @@ public final class InMemoryBackend implements SandboxBackend {
             return this;
         }
 
+        /** An explicit null is malformed (as in {@link BackendDeclarations}): {@link #build()} refuses it. */
         public Builder limits(SandboxLimits limits) {
             this.limits = limits;
             this.declarations = null;
@@ -269,9 +270,7 @@ public final class InMemoryBackend implements SandboxBackend {
                 declared.capabilities(capabilities);
             }
             declared.egressModes(egressModes);
-            if (limits != null) {
-                declared.limits(limits);
-            }
+            declared.limits(limits);
             if (osFamilies != null) {
                 declared.osFamilies(osFamilies);
             }
