@@ -1,6 +1,7 @@
 package org.sandbox4j.core;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -64,6 +65,31 @@ public record ExecOptions(
     @Override
     public Optional<byte[]> stdin() {
         return stdin.map(byte[]::clone);
+    }
+
+    /** Equal when every component is, stdin compared by content. */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof ExecOptions that
+                && workingDirectory.equals(that.workingDirectory)
+                && timeout.equals(that.timeout)
+                && environment.equals(that.environment)
+                && Arrays.equals(stdin.orElse(null), that.stdin.orElse(null))
+                && outputCapBytes == that.outputCapBytes
+                && listener.equals(that.listener);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(workingDirectory, timeout, environment, Arrays.hashCode(stdin.orElse(null)), outputCapBytes,
+                listener);
+    }
+
+    @Override
+    public String toString() {
+        return "ExecOptions[workingDirectory=" + workingDirectory + ", timeout=" + timeout + ", environment="
+                + environment.keySet() + ", stdin=" + stdin.map(bytes -> bytes.length + " bytes").orElse("none")
+                + ", outputCapBytes=" + outputCapBytes + ", listener=" + listener.isPresent() + "]";
     }
 
     public ExecOptions withWorkingDirectory(String directory) {

@@ -38,7 +38,7 @@ public interface Sandbox {
      * @throws SandboxPathNotConfined   outside the working directory, through a linked parent, onto
      *                                  a link, a backslash, or the working directory itself
      * @throws SandboxNotADirectory     a parent is a file or other non-directory
-     * @throws SandboxTransferCapExceeded more bytes than the backend's files-in ceiling allows
+     * @throws SandboxIsADirectory      the path names a directory
      */
     void writeFile(String path, byte[] content, String workingDirectory);
 

@@ -632,6 +632,15 @@ class ValueTypesTest {
         }
 
         @Test
+        void optionsWithEqualStdinAreEqualAndToStringHidesEnvironmentValues() {
+            ExecOptions a = ExecOptions.in("/w", TIMEOUT).withStdin(new byte[] {1, 2}).withEnvironment(Map.of("K", "s3cret"));
+            ExecOptions b = ExecOptions.in("/w", TIMEOUT).withStdin(new byte[] {1, 2}).withEnvironment(Map.of("K", "s3cret"));
+            assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
+            assertThat(a).isNotEqualTo(b.withStdin(new byte[] {1, 3}));
+            assertThat(a.toString()).contains("K").contains("2 bytes").doesNotContain("s3cret");
+        }
+
+        @Test
         void theOutputCapMustBeAtLeastOneByte() {
             assertThatThrownBy(() -> ExecOptions.in("/w", TIMEOUT).withOutputCap(0))
                     .isInstanceOf(IllegalArgumentException.class);
