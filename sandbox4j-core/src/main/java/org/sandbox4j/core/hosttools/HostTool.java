@@ -95,6 +95,12 @@ public record HostTool(
     /** Exactly one of bound arguments or the reason binding failed. */
     record Binding(Optional<Map<String, Object>> arguments, Optional<String> problem) {
 
+        Binding {
+            if (arguments.isPresent() == problem.isPresent()) {
+                throw new IllegalArgumentException("a binding has exactly one of arguments or a problem");
+            }
+        }
+
         static Binding refused(String problem) {
             return new Binding(Optional.empty(), Optional.of(problem));
         }

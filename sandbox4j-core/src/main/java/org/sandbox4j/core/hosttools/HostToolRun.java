@@ -199,11 +199,11 @@ public final class HostToolRun {
         TransferLimits limits = registry.responseLimits();
         String json;
         try {
-            json = StrictJson.write(value, limits.maxBytesPerFile() - framingBytes);
+            // Bounded by the cap itself: memory stays bounded, and the exact size is known whenever it nearly fits.
+            json = StrictJson.write(value, limits.maxBytesPerFile());
         } catch (StrictJson.TooLarge e) {
-            return refuse("Error: host tool " + quoted + " returned more than " + (e.limitChars() + framingBytes)
-                    + " bytes with framing, over this run's per-response cap of " + limits.maxBytesPerFile()
-                    + " bytes.");
+            return refuse("Error: host tool " + quoted + " returned more than " + limits.maxBytesPerFile()
+                    + " bytes, over this run's per-response cap of " + limits.maxBytesPerFile() + " bytes.");
         } catch (RuntimeException e) {
             logger.log(Level.WARNING, "host tool " + quoted + " returned a value with no strict JSON form: "
                     + ErrorDetail.of(e));

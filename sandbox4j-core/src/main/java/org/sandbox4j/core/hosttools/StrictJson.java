@@ -286,15 +286,8 @@ final class StrictJson {
 
         private static final long serialVersionUID = 1L;
 
-        private final long limitChars;
-
         TooLarge(long limitChars) {
             super("JSON longer than " + limitChars + " chars");
-            this.limitChars = limitChars;
-        }
-
-        long limitChars() {
-            return limitChars;
         }
     }
 }
