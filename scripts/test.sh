@@ -31,6 +31,29 @@ provision() {
     require_java
 }
 
+# One closing line over every module's Surefire reports, so the whole run reads as one count.
+summarize() {
+    local reports
+    reports=$(find . -path '*/target/surefire-reports/TEST-*.xml' -newer "$started" 2>/dev/null)
+    [ -n "$reports" ] || { say "no test reports were written"; return 0; }
+    local total failed errored skipped
+    # shellcheck disable=SC2086
+    total=$(cat $reports | grep -c '<testcase' || true)
+    # shellcheck disable=SC2086
+    failed=$(cat $reports | grep -c '<failure' || true)
+    # shellcheck disable=SC2086
+    errored=$(cat $reports | grep -c '<error' || true)
+    # shellcheck disable=SC2086
+    skipped=$(cat $reports | grep -c '<skipped' || true)
+    failed=$((failed + errored))
+    printf 'sandbox4j: %d passed, %d failed, %d skipped\n' "$((total - failed - skipped))" "$failed" "$skipped"
+}
+
 provision
+started=$(mktemp)
+trap 'rm -f "$started"' EXIT
 say "running ./mvnw -B verify $*"
-exec ./mvnw -B verify "$@"
+status=0
+./mvnw -B verify "$@" || status=$?
+summarize
+exit "$status"
