@@ -1,0 +1,32 @@
+package org.sandbox4j.testkit.tck;
+
+/**
+ * Plants fixtures in a guest and checks what is there, independently of the file methods under
+ * test. Every path is an absolute guest path; nothing here follows a link unless it says so.
+ */
+public interface GuestSide {
+
+    /** Writes a regular file, creating parent directories. */
+    void plantFile(String absolutePath, byte[] content);
+
+    /** Creates a symbolic link at {@code absolutePath} pointing to {@code target}, creating parents. */
+    void plantSymlink(String absolutePath, String target);
+
+    /** Creates a directory and its parents. */
+    void plantDirectory(String absolutePath);
+
+    /** Whether anything is there, a dangling link included. */
+    boolean exists(String absolutePath);
+
+    /** Whether a regular file is there (a link to one is not). */
+    boolean isRegularFile(String absolutePath);
+
+    /** Whether a directory is there (a link to one is not). */
+    boolean isDirectory(String absolutePath);
+
+    /** Whether a symbolic link is there. */
+    boolean isSymlink(String absolutePath);
+
+    /** The bytes of the regular file there; fails for anything else. */
+    byte[] read(String absolutePath);
+}

@@ -1,0 +1,92 @@
+package org.sandbox4j.testkit.tck;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.Sandbox;
+
+/**
+ * The default {@link GuestSide}: files are planted with {@link Sandbox#writeFile} (from their own
+ * parent directory), everything else with POSIX commands over {@link Sandbox#exec}. Every command
+ * is an argv; paths reach {@code sh -c} scripts only as positional parameters, never inside the
+ * script text.
+ */
+public final class PosixGuestSide implements GuestSide {
+
+    private static final String ROOT = "/";
+
+    private final Sandbox sandbox;
+    private final Duration timeout;
+
+    public PosixGuestSide(Sandbox sandbox, Duration timeout) {
+        this.sandbox = Objects.requireNonNull(sandbox, "sandbox");
+        this.timeout = Objects.requireNonNull(timeout, "timeout");
+    }
+
+    @Override
+    public void plantFile(String absolutePath, byte[] content) {
+        String parent = GuestPaths.parent(absolutePath);
+        plantDirectory(parent);
+        sandbox.writeFile(GuestPaths.fileName(absolutePath), content, parent);
+    }
+
+    @Override
+    public void plantSymlink(String absolutePath, String target) {
+        plantDirectory(GuestPaths.parent(absolutePath));
+        succeed("ln", "-sfn", target, absolutePath);
+    }
+
+    @Override
+    public void plantDirectory(String absolutePath) {
+        succeed("mkdir", "-p", absolutePath);
+    }
+
+    @Override
+    public boolean exists(String absolutePath) {
+        return test("test -e \"$1\" || test -L \"$1\"", absolutePath);
+    }
+
+    @Override
+    public boolean isRegularFile(String absolutePath) {
+        return test("test -f \"$1\" && ! test -L \"$1\"", absolutePath);
+    }
+
+    @Override
+    public boolean isDirectory(String absolutePath) {
+        return test("test -d \"$1\" && ! test -L \"$1\"", absolutePath);
+    }
+
+    @Override
+    public boolean isSymlink(String absolutePath) {
+        return test("test -L \"$1\"", absolutePath);
+    }
+
+    @Override
+    public byte[] read(String absolutePath) {
+        if (!isRegularFile(absolutePath)) {
+            throw new AssertionError("expected a regular file at " + absolutePath);
+        }
+        return succeed("cat", "--", absolutePath).stdout();
+    }
+
+    private boolean test(String script, String path) {
+        return run(List.of("sh", "-c", script, "guest-side", path)).exitCode() == 0;
+    }
+
+    private ExecResult succeed(String... argv) {
+        ExecResult result = run(List.of(argv));
+        if (result.exitCode() != 0) {
+            throw new IllegalStateException("guest command " + String.join(" ", argv) + " exited "
+                    + result.exitCode() + ": " + result.stderrText().strip());
+        }
+        return result;
+    }
+
+    private ExecResult run(List<String> argv) {
+        return sandbox.exec(Command.argv(argv), ExecOptions.in(ROOT, timeout));
+    }
+}
