@@ -65,6 +65,36 @@ class ReadmeQuickstartTest {
         return captured.toString(StandardCharsets.UTF_8);
     }
 
+    private static final Pattern TCK_EXAMPLE =
+            Pattern.compile("## The conformance TCK.*?```java\\n(.*?)```", Pattern.DOTALL);
+
+    /** A stand-in for the reader's own backend, so the README's TCK example compiles as written. */
+    private static final String MY_BACKEND = String.join("\n",
+            "import org.sandbox4j.core.*;",
+            "import org.sandbox4j.testkit.InMemoryBackend;",
+            "class MyBackend implements SandboxBackend {",
+            "    private final InMemoryBackend delegate = InMemoryBackend.builder().build();",
+            "    public String name() { return delegate.name(); }",
+            "    public BackendDeclarations declarations() { return delegate.declarations(); }",
+            "    public Sandbox acquire(SandboxKey key, SandboxSpec spec) { return delegate.acquire(key, spec); }",
+            "    public void dispose(SandboxKey key) { delegate.dispose(key); }",
+            "    public int disposeScope(String scope, String thread) { return delegate.disposeScope(scope, thread); }",
+            "}");
+
+    @Test
+    void theTckExampleCompiles(@TempDir Path work) throws Exception {
+        Matcher block = TCK_EXAMPLE.matcher(Files.readString(README));
+        assertThat(block.find()).as("a java block under '## The conformance TCK' in README.md").isTrue();
+        Path example = work.resolve("MyBackendConformanceTest.java");
+        Files.writeString(example, block.group(1));
+        Path backend = work.resolve("MyBackend.java");
+        Files.writeString(backend, MY_BACKEND);
+        ByteArrayOutputStream diagnostics = new ByteArrayOutputStream();
+        int status = ToolProvider.getSystemJavaCompiler().run(null, diagnostics, diagnostics, "-d", work.toString(),
+                "-classpath", System.getProperty("java.class.path"), example.toString(), backend.toString());
+        assertThat(status).as(diagnostics.toString(StandardCharsets.UTF_8)).isZero();
+    }
+
     @Test
     void theQuickstartReallyAcquiredAndRan() {
         // The same steps against a backend we can inspect: the quickstart's output is not hard-coded.

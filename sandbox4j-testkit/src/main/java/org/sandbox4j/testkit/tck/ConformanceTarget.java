@@ -11,6 +11,7 @@ import org.sandbox4j.core.SandboxSpec;
  * fit) where its guest may work, how fixtures are planted on the guest side, and the loopback
  * fixtures the egress suite needs. Everything but {@link #newBackend()} has a default.
  */
+@FunctionalInterface
 public interface ConformanceTarget {
 
     /**
