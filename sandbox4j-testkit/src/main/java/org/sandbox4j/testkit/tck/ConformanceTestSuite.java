@@ -32,7 +32,7 @@ public abstract class ConformanceTestSuite {
     }
 
     @TestFactory
-    Stream<DynamicNode> conformance() {
+    public Stream<DynamicNode> conformance() {
         return Conformance.declaredTests(target(), suites());
     }
 }
