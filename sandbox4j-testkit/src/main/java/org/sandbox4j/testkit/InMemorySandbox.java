@@ -50,9 +50,14 @@ import org.sandbox4j.core.SandboxTransferCapExceeded;
  * ancestor from {@code /} with this sandbox's own unconfined no-follow stat, through
  * {@link GuestPaths}, exactly as a real backend must.
  *
- * <p><b>Limitation:</b> this models shape, not escape. A seeded link has no target, so a test
- * here proves that a link is <em>refused</em>, never what following it would have reached. Prove
- * escapes against a real backend with the conformance suite.
+ * <p>Tests may also plant entries while the sandbox is in use ({@link #plantFile},
+ * {@link #plantSymlink}, {@link #plantDirectory}): these are test hooks standing in for a guest
+ * program, and bypass confinement. {@link InMemoryGuestSide} uses them to run the conformance TCK.
+ *
+ * <p><b>Limitation:</b> this models shape, not escape. A link has no target it can be followed to
+ * (a planted link's target is only recorded), so a test here proves that a link is
+ * <em>refused</em>, never what following it would have reached. Prove escapes against a real
+ * backend with the conformance suite.
  *
  * <h2>Commands</h2>
  * {@link #exec} records every call, then answers with the first scripted output (in the order
@@ -78,6 +83,8 @@ public final class InMemorySandbox implements Sandbox {
     private final NavigableSet<String> symlinks = new TreeSet<>();
     private final NavigableSet<String> nonRegular = new TreeSet<>();
     private final NavigableSet<String> directories = new TreeSet<>();
+    /** What each link planted at run time names; recorded for tests, never followed. */
+    private final Map<String, String> linkTargets = new TreeMap<>();
     private final List<RecordedCommand> commands = new ArrayList<>();
     private final List<RecordedProgram> programs = new ArrayList<>();
     private final NoFollowStat noFollowStat = this::kindOf;
@@ -213,6 +220,7 @@ public final class InMemorySandbox implements Sandbox {
                     break;
                 case SYMLINK:
                     symlinks.remove(target);
+                    linkTargets.remove(target);
                     break;
                 case OTHER:
                     nonRegular.remove(target);
@@ -258,6 +266,48 @@ public final class InMemorySandbox implements Sandbox {
         return answer(code);
     }
 
+    // ---------------------------------------------------------------- planting at run time (test hooks)
+
+    /**
+     * Test hook: plants a regular file holding a copy of {@code content}, as a guest-side fixture
+     * would be planted, bypassing confinement (the path need not be under any working directory).
+     * Its parents become directories; an existing file there is replaced.
+     *
+     * @throws IllegalArgumentException a directory or link is there, or an ancestor is not a directory
+     */
+    public void plantFile(String absolutePath, byte[] content) {
+        Objects.requireNonNull(content, "content");
+        plantAtRunTime(new Seed(absolute(absolutePath), EntryKind.FILE, content.clone()), null);
+    }
+
+    /**
+     * Test hook: plants a link at {@code absolutePath} naming {@code target}, replacing a file or
+     * link there. The target is recorded ({@link #symlinkTarget}) and <b>never followed</b>: this
+     * sandbox models shape, not escape, so nothing can be reached through the link.
+     *
+     * @throws IllegalArgumentException a directory is there, or an ancestor is not a directory
+     */
+    public void plantSymlink(String absolutePath, String target) {
+        Objects.requireNonNull(target, "target");
+        plantAtRunTime(new Seed(absolute(absolutePath), EntryKind.SYMLINK, null), target);
+    }
+
+    /**
+     * Test hook: plants a directory and its parents, like {@code mkdir -p}; an existing directory
+     * is left as it is.
+     *
+     * @throws IllegalArgumentException a file, link or other entry is there or on an ancestor
+     */
+    public void plantDirectory(String absolutePath) {
+        String path = absolute(absolutePath);
+        synchronized (lock) {
+            if (path.equals(ROOT) || kindOf(path).filter(kind -> kind == EntryKind.DIRECTORY).isPresent()) {
+                return;
+            }
+            plantAtRunTime(new Seed(path, EntryKind.DIRECTORY, null), null);
+        }
+    }
+
     // ---------------------------------------------------------------- inspection for tests
 
     /** Every {@link #exec} call so far, in order. */
@@ -285,6 +335,25 @@ public final class InMemorySandbox implements Sandbox {
     /** Whether anything is at {@code absolutePath}: a file, a directory (explicit or implied), a link or another entry. */
     public boolean exists(String absolutePath) {
         return kindOf(absolute(absolutePath)).isPresent();
+    }
+
+    /**
+     * What is at {@code absolutePath}, described without following a link: empty when nothing is
+     * there. A directory implied by an entry below it counts.
+     */
+    public Optional<EntryKind> kindAt(String absolutePath) {
+        return kindOf(absolute(absolutePath));
+    }
+
+    /**
+     * The target recorded for the link at {@code absolutePath} by {@link #plantSymlink}; empty when
+     * no link is there or it was seeded without one. Nothing in this sandbox ever follows it.
+     */
+    public Optional<String> symlinkTarget(String absolutePath) {
+        String path = absolute(absolutePath);
+        synchronized (lock) {
+            return symlinks.contains(path) ? Optional.ofNullable(linkTargets.get(path)) : Optional.empty();
+        }
     }
 
     /** The links, by absolute path, sorted. */
@@ -397,6 +466,7 @@ public final class InMemorySandbox implements Sandbox {
         String prefix = childPrefix(directory);
         removeBelow(contents.navigableKeySet(), prefix);
         removeBelow(symlinks, prefix);
+        linkTargets.keySet().removeIf(path -> path.startsWith(prefix));
         removeBelow(nonRegular, prefix);
         removeBelow(directories, prefix);
     }
@@ -454,7 +524,42 @@ public final class InMemorySandbox implements Sandbox {
         return allowance - length;
     }
 
+    /** Plants one entry at run time, refusing shapes no guest has (what the builder refuses for seeds). */
+    private void plantAtRunTime(Seed seed, String linkTarget) {
+        if (seed.path().equals(ROOT)) {
+            throw new IllegalArgumentException("the root '/' always exists as a directory; plant entries below it");
+        }
+        synchronized (lock) {
+            for (String ancestor : GuestPaths.directoryChain(GuestPaths.parent(seed.path()))) {
+                Optional<EntryKind> kind = kindOf(ancestor);
+                if (kind.isPresent() && kind.get() != EntryKind.DIRECTORY) {
+                    throw new IllegalArgumentException("cannot plant " + GuestText.quote(seed.path()) + ": its "
+                            + "ancestor " + GuestText.quote(ancestor) + " is " + kind.get().wire() + ", not a directory "
+                            + "(an in-memory link has no target to hold it)");
+                }
+            }
+            Optional<EntryKind> existing = kindOf(seed.path());
+            if (existing.isPresent() && existing.get() == EntryKind.DIRECTORY) {
+                throw new IllegalArgumentException("cannot plant a " + seed.kind().wire() + " at "
+                        + GuestText.quote(seed.path()) + ": a directory is there");
+            }
+            if (existing.isPresent() && seed.kind() == EntryKind.DIRECTORY) {
+                throw new IllegalArgumentException("cannot plant a directory at " + GuestText.quote(seed.path())
+                        + ": a " + existing.get().wire() + " is there");
+            }
+            if (existing.isPresent() && existing.get() == EntryKind.SYMLINK && seed.kind() == EntryKind.FILE) {
+                throw new IllegalArgumentException("cannot plant a file at " + GuestText.quote(seed.path())
+                        + ": a link is there, and planting never follows a link");
+            }
+            plant(seed);
+            if (linkTarget != null) {
+                linkTargets.put(seed.path(), linkTarget);
+            }
+        }
+    }
+
     private void plant(Seed seed) {
+        linkTargets.remove(seed.path());
         contents.remove(seed.path());
         symlinks.remove(seed.path());
         nonRegular.remove(seed.path());

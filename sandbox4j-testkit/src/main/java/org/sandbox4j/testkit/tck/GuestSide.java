@@ -1,5 +1,7 @@
 package org.sandbox4j.testkit.tck;
 
+import org.junit.jupiter.api.Assumptions;
+
 /**
  * Plants fixtures in a guest and checks what is there, independently of the file methods under
  * test. Every path is an absolute guest path; nothing here follows a link unless it says so.
@@ -29,4 +31,15 @@ public interface GuestSide {
 
     /** The bytes of the regular file there; fails for anything else. */
     byte[] read(String absolutePath);
+
+    /**
+     * The bytes a guest program would read at {@code absolutePath} <em>following</em> links: it
+     * proves a planted link really leads where a probe says, so the refusal probes attack a real
+     * escape. A guest side whose links lead nowhere aborts (the probe is then skipped, with the
+     * reason), which is what this default does.
+     */
+    default byte[] readThroughLinks(String absolutePath) {
+        return Assumptions.abort("this guest side cannot read through a link (" + getClass().getSimpleName()
+                + " does not implement readThroughLinks)");
+    }
 }

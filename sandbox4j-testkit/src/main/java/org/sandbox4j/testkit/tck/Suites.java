@@ -12,7 +12,29 @@ public final class Suites {
     /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
     public static List<Suite> all() {
         List<Suite> all = new ArrayList<>();
+        all.addAll(files());
         // Suites are added here as they land.
         return List.copyOf(all);
+    }
+
+    /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
+    public static List<Suite> files() {
+        return List.of(filesIn(), filesOut(), filesList(), filesDelete());
+    }
+
+    public static Suite filesIn() {
+        return FilesInSuite.suite();
+    }
+
+    public static Suite filesOut() {
+        return FilesOutSuite.suite();
+    }
+
+    public static Suite filesList() {
+        return FilesListSuite.suite();
+    }
+
+    public static Suite filesDelete() {
+        return FilesDeleteSuite.suite();
     }
 }
