@@ -48,6 +48,7 @@ import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.testkit.tck.GuestSide;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 
 class NamespaceShellBackendTest {
@@ -360,6 +361,25 @@ class NamespaceShellBackendTest {
         assertThat(run(sandbox, Command.argv("cat", outside + "/landed.txt")).stdoutText()).isEqualTo("escaped");
         assertThat(new String(secret, StandardCharsets.UTF_8)).isEqualTo("secret");
         assertThat(guestTest(sandbox, "-e", outside + "/secret.txt")).isFalse();
+    }
+
+    @Test
+    void theTcksDefaultGuestSidePlantsAndChecksThroughThisBackend() {
+        Sandbox sandbox = acquire(target, KEY);
+        GuestSide guest = target.guestSide(sandbox);
+        String outside = work + "-outside";
+
+        guest.plantFile(outside + "/secret.txt", "secret".getBytes(StandardCharsets.UTF_8));
+        guest.plantSymlink(work + "/link-dir", outside);
+        guest.plantDirectory(work + "/made/deeper");
+
+        assertThat(guest.isSymlink(work + "/link-dir")).isTrue();
+        assertThat(guest.isDirectory(work + "/link-dir")).isFalse();
+        assertThat(guest.isDirectory(work + "/made/deeper")).isTrue();
+        assertThat(guest.isRegularFile(outside + "/secret.txt")).isTrue();
+        assertThat(guest.read(outside + "/secret.txt")).isEqualTo("secret".getBytes(StandardCharsets.UTF_8));
+        assertThat(guest.exists(work + "/link-dir/secret.txt")).isTrue();
+        assertThat(guest.exists(work + "/never-planted")).isFalse();
     }
 
     // ---------------------------------------------------------------- lifecycle
