@@ -29,20 +29,21 @@ final class NamespaceLauncher {
 
     /** What the bootstrap exits with when the working directory is missing. */
     static final int MISSING_WORKING_DIRECTORY_EXIT = 126;
-    /** What the bootstrap exits with when the storage cannot be mounted. */
+    /** What the bootstrap exits with when the storage cannot be mounted or the process limit joined. */
     static final int MOUNT_FAILED_EXIT = 125;
 
     /**
-     * Mounts the storage ($1) over the work base ($2), enters the working directory ($3), then
-     * replaces itself with the guest's argv. Mount propagation is private (unshare's default), so
-     * the mount never reaches the host.
+     * Joins the process limit's group ($4, when not empty), mounts the storage ($1) over the work
+     * base ($2), enters the working directory ($3), then replaces itself with the guest's argv.
+     * Mount propagation is private (unshare's default), so the mount never reaches the host.
      */
-    private static final String BOOTSTRAP = "mount --bind \"$1\" \"$2\" || exit " + MOUNT_FAILED_EXIT + "\n"
+    private static final String BOOTSTRAP = "if [ -n \"$4\" ]; then echo 0 > \"$4\" || exit " + MOUNT_FAILED_EXIT + "; fi\n"
+            + "mount --bind \"$1\" \"$2\" || exit " + MOUNT_FAILED_EXIT + "\n"
             + "cd -- \"$3\" 2>/dev/null || {\n"
             + "  printf 'sandbox4j: the working directory %s does not exist in the guest or is not a directory\\n' \"$3\" >&2\n"
             + "  exit " + MISSING_WORKING_DIRECTORY_EXIT + "\n"
             + "}\n"
-            + "shift 3\n"
+            + "shift 4\n"
             + "exec \"$@\"\n";
     private static final String BOOTSTRAP_NAME = "sandbox4j";
     private static final List<String> UNSHARE_LOCATIONS = List.of("/usr/bin/unshare", "/bin/unshare");
@@ -63,8 +64,11 @@ final class NamespaceLauncher {
         this.needsUserNamespace = !Tools.RUNNING_AS_ROOT;
     }
 
-    /** The host command that runs {@code guestArgv} in {@code workingDirectory} over {@code storage}. */
-    List<String> command(Path storage, String workingDirectory, List<String> guestArgv) {
+    /**
+     * The host command that runs {@code guestArgv} in {@code workingDirectory} over {@code storage},
+     * inside the process limit whose {@code cgroup.procs} is {@code processLimit} (when there is one).
+     */
+    List<String> command(Path storage, Optional<Path> processLimit, String workingDirectory, List<String> guestArgv) {
         List<String> command = new ArrayList<>();
         command.add(unshare);
         if (needsUserNamespace) {
@@ -90,6 +94,7 @@ final class NamespaceLauncher {
         command.add(storage.toString());
         command.add(workBase);
         command.add(workingDirectory);
+        command.add(processLimit.map(Path::toString).orElse(""));
         command.addAll(guestArgv);
         return command;
     }

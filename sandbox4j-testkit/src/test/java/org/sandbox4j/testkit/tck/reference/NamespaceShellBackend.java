@@ -38,7 +38,9 @@ import org.sandbox4j.core.SandboxSpec;
  * (another replica, a restarted JVM) finds and disposes of what the first created.
  *
  * <p><b>Not a boundary.</b> The guest runs as root with the host's root file system visible (only
- * the work base is private) and no process limit. It exists to prove that the conformance probes
+ * the work base is private). Where the host allows it, a cgroup {@code pids} limit
+ * ({@value ProcessLimit#MAX_PROCESSES} processes per sandbox) keeps a fork bomb from taking the
+ * machine down; it is a safety net, never declared. It exists to prove that the conformance probes
  * pass on an honest backend and fail on deliberately broken ones ({@link Flaw}); it declares
  * {@link Isolation#NONE} unless a test makes it lie.
  */
@@ -157,7 +159,7 @@ public final class NamespaceShellBackend implements SandboxBackend {
                     OwnershipRecord.of(key, spec.kind()).writeAtomically(record);
                     createdHere.put(id, key);
                 }
-                return new NamespaceShellSandbox(storage, workBase, flaws, launcher);
+                return new NamespaceShellSandbox(storage, ProcessLimit.procsFileFor(id), workBase, flaws, launcher);
             } catch (IOException | UncheckedIOException e) {
                 throw new SandboxException("backend '" + name + "' could not create its sandbox: " + ErrorDetail.of(e), e);
             }
@@ -196,6 +198,22 @@ public final class NamespaceShellBackend implements SandboxBackend {
     }
 
     /**
+     * Deletes every sandbox under this state root, whoever created it: test clean-up, so no
+     * process-limit group outlives the test.
+     *
+     * @return how many were deleted
+     */
+    int disposeEverything() {
+        int deleted = 0;
+        for (Path sandbox : recorded(record -> true)) {
+            if (delete(sandbox)) {
+                deleted++;
+            }
+        }
+        return deleted;
+    }
+
+    /**
      * The sandbox directories matching: from the on-disk records, or (the flaw) from this
      * instance's memory.
      */
@@ -210,6 +228,12 @@ public final class NamespaceShellBackend implements SandboxBackend {
             }
             return matches;
         }
+        return recorded(onDisk);
+    }
+
+    /** The sandbox directories whose on-disk record matches. */
+    private List<Path> recorded(Predicate<OwnershipRecord> onDisk) {
+        List<Path> matches = new ArrayList<>();
         try (Stream<Path> sandboxes = Files.list(sandboxesRoot)) {
             for (Path sandbox : (Iterable<Path>) sandboxes::iterator) {
                 if (recordOf(sandbox).filter(onDisk).isPresent()) {
@@ -242,6 +266,7 @@ public final class NamespaceShellBackend implements SandboxBackend {
             try {
                 boolean existed = Files.deleteIfExists(sandboxDirectory.resolve(OwnershipRecord.FILE_NAME));
                 HostTrees.deleteRecursively(sandboxDirectory, false);
+                ProcessLimit.remove(id);
                 return existed;
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not delete a sandbox: "

@@ -2,6 +2,7 @@ package org.sandbox4j.testkit.tck.reference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,7 +21,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,6 +39,7 @@ import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxNotADirectory;
@@ -43,6 +48,7 @@ import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.testkit.tck.GuestSide;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 
 class NamespaceShellBackendTest {
@@ -56,6 +62,7 @@ class NamespaceShellBackendTest {
     private static final String KIND = "reference-test";
     private static final SandboxKey KEY = new SandboxKey("scope-a", "thread-a", "agent-a");
     private static final long READ_CAP = 1024;
+    private static final Duration INTERRUPT_AFTER = Duration.ofMillis(300);
 
     @TempDir
     Path tempDir;
@@ -63,10 +70,24 @@ class NamespaceShellBackendTest {
     private NamespaceShellTarget target;
     private String work;
 
+    private final List<NamespaceShellTarget> targets = new ArrayList<>();
+
     @BeforeEach
     void setUp() {
-        target = NamespaceShellTarget.create(tempDir);
+        target = track(NamespaceShellTarget.create(tempDir));
         work = target.workBase() + "/wd";
+    }
+
+    @AfterEach
+    void disposeEverySandbox() {
+        for (NamespaceShellTarget used : targets) {
+            ((NamespaceShellBackend) used.newBackend()).disposeEverything();
+        }
+    }
+
+    private NamespaceShellTarget track(NamespaceShellTarget created) {
+        targets.add(created);
+        return created;
     }
 
     // ---------------------------------------------------------------- exec
@@ -212,6 +233,42 @@ class NamespaceShellBackendTest {
         }
     }
 
+    @Test
+    void anInterruptKillsTheCommandAndKeepsTheFlag() throws Exception {
+        Sandbox sandbox = acquire(target, KEY);
+        AtomicReference<Throwable> raised = new AtomicReference<>();
+        AtomicBoolean flagKept = new AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            try {
+                sandbox.exec(Command.argv("sleep", "30"), options());
+            } catch (Throwable e) {
+                raised.set(e);
+                flagKept.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        caller.start();
+        Thread.sleep(INTERRUPT_AFTER.toMillis());
+        caller.interrupt();
+        caller.join(TIMEOUT.toMillis());
+
+        assertThat(caller.isAlive()).isFalse();
+        assertThat(raised.get()).isInstanceOf(SandboxInterrupted.class);
+        assertThat(flagKept).isTrue();
+    }
+
+    @Test
+    void eachSandboxRunsUnderAProcessLimitWhereTheHostAllowsOne() {
+        Path controller = Path.of("/sys/fs/cgroup/pids");
+        assumeTrue(Files.isWritable(controller), "no writable cgroup v1 pids controller on this host");
+        Sandbox sandbox = acquire(target, KEY);
+
+        String group = run(sandbox, Command.shell("grep ':pids:' /proc/self/cgroup | cut -d: -f3")).stdoutText().strip();
+
+        assertThat(group).startsWith("/sandbox4j-namespace-shell-");
+        assertThat(controller.resolve(group.substring(1)).resolve("pids.max"))
+                .hasContent(Integer.toString(ProcessLimit.MAX_PROCESSES));
+    }
+
     // ---------------------------------------------------------------- files
 
     @Test
@@ -304,6 +361,25 @@ class NamespaceShellBackendTest {
         assertThat(run(sandbox, Command.argv("cat", outside + "/landed.txt")).stdoutText()).isEqualTo("escaped");
         assertThat(new String(secret, StandardCharsets.UTF_8)).isEqualTo("secret");
         assertThat(guestTest(sandbox, "-e", outside + "/secret.txt")).isFalse();
+    }
+
+    @Test
+    void theTcksDefaultGuestSidePlantsAndChecksThroughThisBackend() {
+        Sandbox sandbox = acquire(target, KEY);
+        GuestSide guest = target.guestSide(sandbox);
+        String outside = work + "-outside";
+
+        guest.plantFile(outside + "/secret.txt", "secret".getBytes(StandardCharsets.UTF_8));
+        guest.plantSymlink(work + "/link-dir", outside);
+        guest.plantDirectory(work + "/made/deeper");
+
+        assertThat(guest.isSymlink(work + "/link-dir")).isTrue();
+        assertThat(guest.isDirectory(work + "/link-dir")).isFalse();
+        assertThat(guest.isDirectory(work + "/made/deeper")).isTrue();
+        assertThat(guest.isRegularFile(outside + "/secret.txt")).isTrue();
+        assertThat(guest.read(outside + "/secret.txt")).isEqualTo("secret".getBytes(StandardCharsets.UTF_8));
+        assertThat(guest.exists(work + "/link-dir/secret.txt")).isTrue();
+        assertThat(guest.exists(work + "/never-planted")).isFalse();
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -426,7 +502,7 @@ class NamespaceShellBackendTest {
     private static Command escapingChildren(Path doubleForked, Path setsid) {
         String script = "(sh -c 'sleep \"$1\"; touch \"$2\"' child " + CHILD_DELAY_SECONDS + " \"$1\" >/dev/null 2>&1 &)\n"
                 + "setsid sh -c 'sleep \"$1\"; touch \"$2\"' child " + CHILD_DELAY_SECONDS + " \"$2\" >/dev/null 2>&1 &\n"
-                + "sleep 30\n";
+                + "exec sleep 30\n";
         return Command.argv("sh", "-c", script, "parent", doubleForked.toString(), setsid.toString());
     }
 
@@ -444,7 +520,8 @@ class NamespaceShellBackendTest {
      */
     private NamespaceShellTarget flawed(Flaw flaw) {
         try {
-            NamespaceShellTarget flawed = NamespaceShellTarget.create(Files.createTempDirectory(tempDir, "flawed-"), flaw);
+            NamespaceShellTarget flawed = track(NamespaceShellTarget.create(Files.createTempDirectory(tempDir, "flawed-"),
+                    flaw));
             work = flawed.workBase() + "/wd";
             return flawed;
         } catch (IOException e) {

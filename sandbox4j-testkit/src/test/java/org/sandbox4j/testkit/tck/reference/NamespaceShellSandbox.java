@@ -20,11 +20,14 @@ import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 final class NamespaceShellSandbox implements Sandbox {
 
     private final Path storage;
+    private final Optional<Path> processLimit;
     private final NamespaceLauncher launcher;
     private final GuestFiles files;
 
-    NamespaceShellSandbox(Path storage, String workBase, Set<Flaw> flaws, NamespaceLauncher launcher) {
+    NamespaceShellSandbox(Path storage, Optional<Path> processLimit, String workBase, Set<Flaw> flaws,
+            NamespaceLauncher launcher) {
         this.storage = Objects.requireNonNull(storage, "storage");
+        this.processLimit = Objects.requireNonNull(processLimit, "processLimit");
         this.launcher = Objects.requireNonNull(launcher, "launcher");
         this.files = new GuestFiles(storage, workBase, flaws.contains(Flaw.FOLLOWS_SYMLINKS));
     }
@@ -36,7 +39,7 @@ final class NamespaceShellSandbox implements Sandbox {
         List<String> guestArgv = command instanceof Command.Argv
                 ? ((Command.Argv) command).words()
                 : List.of(NamespaceLauncher.SHELL, "-c", ((Command.Shell) command).line());
-        ProcessBuilder builder = new ProcessBuilder(launcher.command(storage, options.workingDirectory(), guestArgv));
+        ProcessBuilder builder = new ProcessBuilder(launcher.command(storage, processLimit, options.workingDirectory(), guestArgv));
         launcher.environment(builder.environment(), options.environment());
         long start = System.nanoTime();
         Process process;
