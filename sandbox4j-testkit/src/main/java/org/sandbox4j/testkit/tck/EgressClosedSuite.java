@@ -105,9 +105,20 @@ public final class EgressClosedSuite {
     }
 
     private static void onlyLoopbackIsPresent(ProbeContext context) {
-        List<String> interfaces = interfaces(context);
+        List<String> interfaces = loopbackIsListed(context);
         List<String> beyondLoopback = interfaces.stream().filter(name -> !LOOPBACK.equals(name)).toList();
         Check.that(beyondLoopback.isEmpty(), "the guest has network devices beyond loopback: " + beyondLoopback);
+    }
+
+    /**
+     * Positive control: every Linux network namespace has {@code lo}, so a listing without it was
+     * not read from a real network view.
+     */
+    private static List<String> loopbackIsListed(ProbeContext context) {
+        List<String> interfaces = interfaces(context);
+        Check.that(interfaces.contains(LOOPBACK), "positive control: the guest's device listing does not name "
+                + LOOPBACK + ", which every network namespace has: " + interfaces);
+        return interfaces;
     }
 
     /**
@@ -135,6 +146,7 @@ public final class EgressClosedSuite {
     }
 
     private static void noRouteLeavesTheGuest(ProbeContext context) {
+        loopbackIsListed(context);
         ExecResult ipv4 = context.exec("cat", IPV4_ROUTES);
         if (ipv4.exitCode() != 0) {
             Assumptions.abort("the guest has no readable " + IPV4_ROUTES + " (exit " + ipv4.exitCode() + ": "

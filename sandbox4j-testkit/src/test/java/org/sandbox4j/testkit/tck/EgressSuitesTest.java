@@ -25,6 +25,7 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.testkit.InMemoryBackend;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellTarget;
 
@@ -155,6 +156,17 @@ class EgressSuitesTest {
         ConformanceTarget unrestricted = NamespaceShellTarget.create(temp, Flaw.SHARES_HOST_NETWORK);
         assertThatThrownBy(() -> Conformance.run(unrestricted, EgressClosedSuite.suite()))
                 .isInstanceOf(ConformanceRefused.class).hasMessageContaining("does not enforce egress closed");
+    }
+
+    @Test
+    void aBackendWhoseExecRunsNothingCannotPassTheClosedSuiteVacuously() {
+        // The in-memory backend declares closed egress, but its exec answers every command with nothing.
+        ConformanceTarget fake = () -> InMemoryBackend.builder().build();
+
+        ConformanceReport report = Conformance.run(fake, EgressClosedSuite.suite());
+
+        assertThat(report.passed()).as("every closed probe starts from a positive control").isEmpty();
+        assertThat(report.result("only-loopback-is-present").detail()).contains("positive control");
     }
 
     @Test
