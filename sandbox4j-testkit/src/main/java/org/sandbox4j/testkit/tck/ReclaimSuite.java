@@ -3,7 +3,6 @@ package org.sandbox4j.testkit.tck;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Assumptions;
 import org.sandbox4j.core.Capability;
@@ -37,14 +36,18 @@ public final class ReclaimSuite {
 
     /**
      * One hostile name, what an unquoted shell would remove instead (decoys, planted beside it) and
-     * the file an injected command would plant (marker). The name is built from the command that
-     * changes into the working directory and then runs {@code touch}: {@code cd c1 && cd c2 ...}
-     * (a name cannot hold a slash), so an injection that ran would plant its marker where the probe
-     * looks, even though {@code rm} runs from {@code /}.
+     * the file an injected command would plant (marker). {@code rm} runs from {@code /}, so any word
+     * a lost quoting splits off is a path relative to the guest's root: every such word here
+     * ({@code touch}, the markers, the second word) starts with {@code sandbox4j-tck-} or names
+     * nothing that exists there, so even a backend that drops the quoting on a guest sharing the
+     * host's root can remove nothing outside the working directory. An injected command plants its
+     * marker at the guest's root, where the probe looks for it (and removes it).
      */
-    private record HostileName(String probe, String why, UnaryOperator<String> name, List<String> decoys,
-            Optional<String> marker) {
+    private record HostileName(String probe, String why, String name, List<String> decoys, Optional<String> marker) {
     }
+
+    /** Starts every word of a hostile name that could end up relative to the guest's root. */
+    private static final String ROOT_WORD_PREFIX = "sandbox4j-tck-";
 
     public static Suite suite() {
         Suite.Builder suite = Suite.builder(NAME)
@@ -140,8 +143,9 @@ public final class ReclaimSuite {
         context.guest().plantFile(kept, ConformancePaths.SECRET);
         Check.that(context.guest().isRegularFile(kept), "positive control: " + kept);
 
+        // Only paths beside the working directory: a broken guard must not reach anything of the host's.
         List<String> attempts = List.of(paths.beyond("victim"), victim, "sub/../../" + GuestPaths.fileName(
-                paths.outside()) + "/victim", paths.outside(), "/etc");
+                paths.outside()) + "/victim", paths.outside());
         for (String attempt : attempts) {
             assertRefused(context, attempt, context.workingDirectory(), "a path outside, " + Check.show(attempt));
             Check.that(context.guest().isRegularFile(kept), "reclaiming " + Check.show(attempt)
@@ -150,84 +154,89 @@ public final class ReclaimSuite {
     }
 
     /**
-     * The one-component path is the top of the suite's own working directory (it exists, and the
-     * probe's own files are under it), reclaimed with {@code /} as the working directory. If the
-     * guard were broken this would remove the TCK's work base in the guest, never anything else.
+     * A one-component path, reclaimed with {@code /} as the working directory. It names nothing
+     * that exists: on a guest that shares the host's root, a broken guard must not be able to remove
+     * anything real. The guard is proven by the reason and by no command having been sent at all.
      */
     private static void tooCloseToTheRoot(ProbeContext context) {
-        String top = GuestPaths.directoryChain(context.workingDirectory()).get(0);
-        String control = context.paths().in("rooted.txt");
-        context.guest().plantFile(control, ConformancePaths.INSIDE);
-        Check.that(context.guest().isDirectory(top), "positive control: " + top + " is a directory");
+        String rooted = "/sandbox4j-tck-too-close-" + GuestPaths.fileName(context.workingDirectory());
+        Check.that(!context.guest().exists(rooted), "positive control: nothing is at " + rooted);
 
-        assertRefused(context, top, "/", "a path one component from the root, " + Check.show(top));
-        assertRefused(context, GuestPaths.fileName(top), "/", "a one-component relative path, "
-                + Check.show(GuestPaths.fileName(top)));
-        Check.that(context.guest().isDirectory(top) && context.guest().isRegularFile(control),
-                "reclaiming " + top + " was refused, yet it (or " + control + ") is gone");
+        assertRefused(context, rooted, "/", "a path one component from the root, " + Check.show(rooted));
+        assertRefused(context, GuestPaths.fileName(rooted), "/", "a one-component relative path, "
+                + Check.show(GuestPaths.fileName(rooted)));
+        Check.that(!context.guest().exists(rooted), "reclaiming " + rooted + " was refused, yet it now exists");
     }
 
     private static List<HostileName> hostileNames() {
+        String injected = ROOT_WORD_PREFIX + "injected-by-";
         List<HostileName> names = new ArrayList<>();
         names.add(new HostileName("a-name-with-spaces-is-quoted",
                 "a space in a call path must not split it into two removals",
-                injection -> "spaced out", List.of("spaced"), Optional.empty()));
+                "spaced " + ROOT_WORD_PREFIX + "second-word", List.of("spaced"), Optional.empty()));
         names.add(new HostileName("a-glob-in-a-name-is-quoted",
                 "a '*' in a call path must not expand to its siblings",
-                injection -> "glob-*", List.of("glob-decoy"), Optional.empty()));
+                "glob-*", List.of("glob-decoy"), Optional.empty()));
         names.add(new HostileName("command-substitution-in-a-name-is-quoted",
                 "$(...) in a call path must never run",
-                injection -> "sub-$(" + injection + " injected-by-substitution)", List.of("sub-"),
-                Optional.of("injected-by-substitution")));
+                "sub-$(touch " + injected + "substitution)", List.of("sub-"),
+                Optional.of(injected + "substitution")));
         names.add(new HostileName("backticks-in-a-name-are-quoted",
                 "backticks in a call path must never run",
-                injection -> "tick-`" + injection + " injected-by-backticks`", List.of("tick-"),
-                Optional.of("injected-by-backticks")));
+                "tick-`touch " + injected + "backticks`", List.of("tick-"), Optional.of(injected + "backticks")));
         names.add(new HostileName("a-single-quote-in-a-name-is-quoted",
                 "a single quote must not close the quoting and run what follows",
-                injection -> "quote-'; " + injection + " injected-by-single-quote; '", List.of("quote-"),
-                Optional.of("injected-by-single-quote")));
+                "quote-'; touch " + injected + "single-quote; '", List.of("quote-"),
+                Optional.of(injected + "single-quote")));
         names.add(new HostileName("a-double-quote-in-a-name-is-quoted",
                 "a double quote must not close the quoting and run what follows",
-                injection -> "dquote-\"; " + injection + " injected-by-double-quote; \"", List.of("dquote-"),
-                Optional.of("injected-by-double-quote")));
+                "dquote-\"; touch " + injected + "double-quote; \"", List.of("dquote-"),
+                Optional.of(injected + "double-quote")));
         names.add(new HostileName("a-newline-in-a-name-is-quoted",
                 "a newline must not end the removal and start a command",
-                injection -> "line-\n" + injection + " injected-by-newline", List.of("line-"),
-                Optional.of("injected-by-newline")));
+                "line-\ntouch " + injected + "newline", List.of("line-"), Optional.of(injected + "newline")));
         names.add(new HostileName("a-leading-dash-in-a-name-is-quoted",
                 "a leading dash must not be read as an option, nor be dropped",
-                injection -> "-rf", List.of("rf"), Optional.empty()));
+                "-rf", List.of("rf"), Optional.empty()));
         return List.copyOf(names);
     }
 
     private static void hostileNameIsQuoted(ProbeContext context, HostileName hostile) {
-        String name = hostile.name().apply(changeInto(context.workingDirectory()) + " && touch");
+        String name = hostile.name();
         String target = context.paths().in(name);
-        context.guest().plantDirectory(target + "/inner");
-        List<String> decoys = hostile.decoys().stream().map(context.paths()::in).collect(Collectors.toList());
-        decoys.forEach(context.guest()::plantDirectory);
-        Check.that(context.guest().isDirectory(target + "/inner"), "positive control: " + Check.show(target)
-                + " is a directory");
-        Optional<String> marker = hostile.marker().map(context.paths()::in);
-        marker.ifPresent(path -> Check.that(!context.guest().exists(path), "positive control: nothing at " + path));
+        Optional<String> marker = hostile.marker().map(file -> "/" + file);
+        try {
+            context.guest().plantDirectory(target + "/inner");
+            List<String> decoys = hostile.decoys().stream().map(context.paths()::in).collect(Collectors.toList());
+            decoys.forEach(context.guest()::plantDirectory);
+            Check.that(context.guest().isDirectory(target + "/inner"), "positive control: " + Check.show(target)
+                    + " is a directory");
+            marker.ifPresent(path -> Check.that(!context.guest().exists(path), "positive control: nothing at "
+                    + path));
 
-        Optional<String> reason = reclaim(context, name, context.workingDirectory());
+            Optional<String> reason = reclaim(context, name, context.workingDirectory());
 
-        Check.equal(Optional.empty(), reason, "the reason " + Check.show(name) + " was left behind");
-        Check.that(!context.guest().exists(target), "reclaiming " + Check.show(name)
-                + " reported success, yet it is still there: the name was altered on its way to the guest");
-        for (String decoy : decoys) {
-            Check.that(context.guest().isDirectory(decoy), "reclaiming " + Check.show(name) + " removed "
-                    + decoy + ": the name was not quoted");
+            Check.equal(Optional.empty(), reason, "the reason " + Check.show(name) + " was left behind");
+            Check.that(!context.guest().exists(target), "reclaiming " + Check.show(name)
+                    + " reported success, yet it is still there: the name was altered on its way to the guest");
+            for (String decoy : decoys) {
+                Check.that(context.guest().isDirectory(decoy), "reclaiming " + Check.show(name) + " removed "
+                        + decoy + ": the name was not quoted");
+            }
+            marker.ifPresent(path -> Check.that(!context.guest().exists(path), "reclaiming " + Check.show(name)
+                    + " ran the command it names: " + path + " was planted"));
+        } finally {
+            marker.ifPresent(path -> removeQuietly(context, path));
         }
-        marker.ifPresent(path -> Check.that(!context.guest().exists(path), "reclaiming " + Check.show(name)
-                + " ran the command it names: " + path + " was planted"));
     }
 
-    private static String changeInto(String workingDirectory) {
-        return GuestPaths.directoryChain(workingDirectory).stream().map(GuestPaths::fileName)
-                .map(component -> "cd " + component).collect(Collectors.joining(" && "));
+    /** Removes a marker an injection may have planted; clean-up never replaces the verdict. */
+    private static void removeQuietly(ProbeContext context, String path) {
+        try {
+            context.exec("rm", "-f", "--", path);
+        } catch (RuntimeException cleanupFailure) {
+            // The suite's disposal removes the sandbox anyway.
+        }
     }
 
     /**
@@ -272,10 +281,13 @@ public final class ReclaimSuite {
                 + result.stderrText().strip());
     }
 
+    /** Refused means a reason and no command sent at all: the check is the point, not the message. */
     private static void assertRefused(ProbeContext context, String path, String workingDirectory, String what) {
-        Optional<String> reason = reclaim(context, path, workingDirectory);
+        ExecCountingSandbox counting = new ExecCountingSandbox(context.sandbox());
+        Optional<String> reason = GuestPathReclaim.reclaim(counting, path, workingDirectory, context.execTimeout());
         Check.that(reason.isPresent(), "reclaiming " + what + " with working directory " + workingDirectory
                 + " was not refused");
+        Check.equal(0, counting.execs(), "commands sent to the guest while refusing to reclaim " + what);
     }
 
     private static Optional<String> reclaim(ProbeContext context, String path, String workingDirectory) {
