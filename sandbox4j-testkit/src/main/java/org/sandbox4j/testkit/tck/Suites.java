@@ -1,12 +1,57 @@
 package org.sandbox4j.testkit.tck;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /** Every suite the TCK has, by name. */
 public final class Suites {
 
     private Suites() {
+    }
+
+    /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
+    public static List<Suite> all() {
+        return List.of(filesIn(), filesOut(), filesList(), filesDelete(), lifecycle(), reclaim(), isolation(),
+                egressClosed(), egressAllowlist());
+    }
+
+    /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
+    public static List<Suite> files() {
+        return List.of(filesIn(), filesOut(), filesList(), filesDelete());
+    }
+
+    /** Writes land where they should and nowhere else: links, prefix siblings, the working directory itself. */
+    public static Suite filesIn() {
+        return FilesInSuite.suite();
+    }
+
+    /** The pull surface (stat, read) never follows a link or leaves the working directory. */
+    public static Suite filesOut() {
+        return FilesOutSuite.suite();
+    }
+
+    /** Listings name links as links and refuse linked directories and ancestors. */
+    public static Suite filesList() {
+        return FilesListSuite.suite();
+    }
+
+    /** Removal unlinks links, never follows them, and never removes the working directory. */
+    public static Suite filesDelete() {
+        return FilesDeleteSuite.suite();
+    }
+
+    /** Warm reuse, separation by key and kind, racing acquires, dispose and disposeScope from another instance. */
+    public static Suite lifecycle() {
+        return LifecycleSuite.suite();
+    }
+
+    /** The per-call reclaim helper's guards, quoting and refusal reporting, against a real guest. */
+    public static Suite reclaim() {
+        return ReclaimSuite.suite();
+    }
+
+    /** The container rung's boundary, checked from inside the guest. */
+    public static Suite isolation() {
+        return IsolationSuite.suite();
     }
 
     /** EGRESS_CLOSED: a CLOSED sandbox reaches nothing, DNS and the host's loopback included. */
@@ -17,36 +62,5 @@ public final class Suites {
     /** EGRESS_ALLOWLIST: an ALLOWLIST sandbox reaches the allowed host and nothing else. */
     public static Suite egressAllowlist() {
         return EgressAllowlistSuite.suite();
-    }
-
-    /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
-    public static List<Suite> all() {
-        List<Suite> all = new ArrayList<>();
-        all.addAll(files());
-        // Suites are added here as they land.
-        all.add(egressClosed());
-        all.add(egressAllowlist());
-        return List.copyOf(all);
-    }
-
-    /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
-    public static List<Suite> files() {
-        return List.of(filesIn(), filesOut(), filesList(), filesDelete());
-    }
-
-    public static Suite filesIn() {
-        return FilesInSuite.suite();
-    }
-
-    public static Suite filesOut() {
-        return FilesOutSuite.suite();
-    }
-
-    public static Suite filesList() {
-        return FilesListSuite.suite();
-    }
-
-    public static Suite filesDelete() {
-        return FilesDeleteSuite.suite();
     }
 }

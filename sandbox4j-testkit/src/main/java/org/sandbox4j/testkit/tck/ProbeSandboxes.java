@@ -1,0 +1,59 @@
+package org.sandbox4j.testkit.tck;
+
+import java.lang.System.Logger.Level;
+import java.util.UUID;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+
+/**
+ * Sandboxes a probe acquires for itself, beside its suite's own: fresh keys under
+ * {@link Conformance#SCOPE}, specs of another kind, and clean-up that never replaces the probe's
+ * own verdict.
+ */
+final class ProbeSandboxes {
+
+    private static final System.Logger LOG = System.getLogger(ProbeSandboxes.class.getName());
+    private static final int RUN_ID_CHARS = 12;
+
+    private ProbeSandboxes() {
+    }
+
+    /** A fresh conversation id: {@code tck-<label>-<12 hex>}, never reused. */
+    static String freshThread(String label) {
+        return "tck-" + label + "-" + UUID.randomUUID().toString().replace("-", "").substring(0, RUN_ID_CHARS);
+    }
+
+    /** A key in {@link Conformance#SCOPE} for a fresh conversation. */
+    static SandboxKey freshKey(String label) {
+        return new SandboxKey(Conformance.SCOPE, freshThread(label), Conformance.KIND);
+    }
+
+    /** The suite's spec with another kind: built the way the runner builds it, through the target. */
+    static SandboxSpec ofKind(ProbeContext context, String kind) {
+        SandboxSpec suiteSpec = context.spec();
+        return context.target().spec(SandboxSpec.builder(kind).workDir(suiteSpec.workDir())
+                .requires(suiteSpec.requires()));
+    }
+
+    /** Acquires and makes the probe's working directory exist in that sandbox. */
+    static Sandbox acquireWithWorkingDirectory(ProbeContext context, SandboxBackend backend, SandboxKey key,
+            SandboxSpec spec) {
+        Sandbox sandbox = backend.acquire(key, spec);
+        context.target().guestSide(sandbox).plantDirectory(context.workingDirectory());
+        return sandbox;
+    }
+
+    /** Disposes of the key and its conversation; a failure is logged, never raised (clean-up must not mask a verdict). */
+    static void disposeQuietly(SandboxBackend backend, SandboxKey key) {
+        try {
+            backend.dispose(key);
+            backend.disposeScope(key.scope(), key.threadId());
+        } catch (RuntimeException failure) {
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "' failed to dispose of a probe's sandbox "
+                    + "(its dispose must never throw): " + ErrorDetail.of(failure));
+        }
+    }
+}
