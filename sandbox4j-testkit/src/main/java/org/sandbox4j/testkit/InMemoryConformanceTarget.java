@@ -51,6 +51,12 @@ public final class InMemoryConformanceTarget implements ConformanceTarget {
                 .capabilities(capabilities.toArray(new Capability[0])).build();
     }
 
+    /** It runs nothing: only suites that check shape alone are run against it; the rest are listed as not run. */
+    @Override
+    public boolean modelsShapeOnly() {
+        return true;
+    }
+
     /** Plants and checks through the sandbox's own store: its {@code exec} only scripts answers. */
     @Override
     public GuestSide guestSide(Sandbox sandbox) {

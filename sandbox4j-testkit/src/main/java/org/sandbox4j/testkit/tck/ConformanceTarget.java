@@ -62,6 +62,15 @@ public interface ConformanceTarget {
     }
 
     /**
+     * Whether this target models shape only and runs nothing (an in-memory fake): then only the
+     * suites whose probes check shape alone are run, and every other suite is listed as not run,
+     * with that reason. Default false.
+     */
+    default boolean modelsShapeOnly() {
+        return false;
+    }
+
+    /**
      * Whether writes outside the workspace persist from one exec to the next (a persistent root
      * file system). Default false: the isolation suite then checks that they do not.
      */

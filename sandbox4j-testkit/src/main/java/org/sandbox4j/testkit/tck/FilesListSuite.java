@@ -39,6 +39,7 @@ public final class FilesListSuite {
 
     public static Suite suite() {
         return Suite.builder(NAME)
+                .checksShapeOnly()
                 .gate(Capability.FILES_LIST)
                 .setup(FilesListSuite::plant)
                 .probe(Probe.of("a-listing-lists-each-child-once",

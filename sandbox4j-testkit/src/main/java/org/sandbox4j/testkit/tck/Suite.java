@@ -22,6 +22,9 @@ import org.sandbox4j.core.SandboxSpec;
  * @param minimumRung  the isolation rung the backend must declare, if any
  * @param egressModes  egress modes the backend must declare
  * @param needsEgress  whether the target must supply an {@link EgressFixture}
+ * @param shapeOnly    whether the probes check only the shape of what the sandbox's methods answer
+ *                     (kinds, refusals, what is stored), so a target that models shape only and runs
+ *                     nothing can pass it honestly
  * @param shape        adds what the suite needs to the spec
  * @param setup        plants the suite's layout once the sandbox is acquired
  * @param probes       in the order they run
@@ -32,6 +35,7 @@ public record Suite(
         Optional<Isolation> minimumRung,
         Set<Egress> egressModes,
         boolean needsEgress,
+        boolean shapeOnly,
         SpecShape shape,
         Setup setup,
         List<Probe> probes) {
@@ -92,6 +96,9 @@ public record Suite(
         if (!modes.isEmpty()) {
             reasons.add("it does not enforce egress " + wires(modes));
         }
+        if (!shapeOnly && target.modelsShapeOnly()) {
+            reasons.add("its target models shape only and runs nothing, so these probes would test nothing real");
+        }
         if (needsEgress && target.egressFixture().isEmpty()) {
             reasons.add("its target supplies no EgressFixture (loopback servers and an allowlist)");
         }
@@ -112,6 +119,7 @@ public record Suite(
         private Isolation minimumRung;
         private final Set<Egress> egressModes = EnumSet.noneOf(Egress.class);
         private boolean needsEgress;
+        private boolean shapeOnly;
         private SpecShape shape = (spec, target) -> spec;
         private Setup setup = context -> { };
         private final List<Probe> probes = new ArrayList<>();
@@ -140,6 +148,12 @@ public record Suite(
             return this;
         }
 
+        /** The probes check only shape, so a target that runs nothing may be tested by this suite. */
+        public Builder checksShapeOnly() {
+            this.shapeOnly = true;
+            return this;
+        }
+
         public Builder shape(SpecShape specShape) {
             this.shape = specShape;
             return this;
@@ -161,8 +175,8 @@ public record Suite(
         }
 
         public Suite build() {
-            return new Suite(name, gate, Optional.ofNullable(minimumRung), egressModes, needsEgress, shape, setup,
-                    probes);
+            return new Suite(name, gate, Optional.ofNullable(minimumRung), egressModes, needsEgress, shapeOnly, shape,
+                    setup, probes);
         }
     }
 }
