@@ -13,6 +13,12 @@ public final class Suites {
     public static List<Suite> all() {
         List<Suite> all = new ArrayList<>();
         // Suites are added here as they land.
+        all.add(exec());
         return List.copyOf(all);
+    }
+
+    /** Runs, exit codes, streams, the output cap, environment, stdin, concurrency and timeouts. */
+    public static Suite exec() {
+        return ExecSuite.suite();
     }
 }
