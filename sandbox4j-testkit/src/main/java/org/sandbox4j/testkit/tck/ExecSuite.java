@@ -99,7 +99,8 @@ public final class ExecSuite {
     private static final String GIVEN_VARIABLE = "SANDBOX4J_TCK_GIVEN";
     private static final String GIVEN_VALUE = "given value with spaces, 'quotes', \"doubles\", $(no expansion) and ünïcödé";
     private static final String HOSTILE_ARGUMENT = "a b$(echo injected)c";
-    private static final String HOSTILE_WORD = "x'; touch argv-injected; echo '$(touch argv-injected-too)` * \\";
+    /** Run by a shell, unquoted or double-quoted, this would create a marker. */
+    private static final String HOSTILE_WORD = "x; touch argv-injected; echo \"$(touch argv-injected-too)\" *";
     private static final List<String> INJECTION_MARKERS = List.of("argv-injected", "argv-injected-too");
     private static final String MISSING_DIRECTORY = "no-such-directory";
 
@@ -202,15 +203,15 @@ public final class ExecSuite {
     }
 
     private static void argvIsQuoted(ProbeContext context) {
-        ExecResult viaParameter = context.shell("printf '%s' \"$1\"", HOSTILE_ARGUMENT);
-        Check.equal(0, viaParameter.exitCode(), "exit code of printf of a positional parameter");
-        Check.equal(HOSTILE_ARGUMENT, viaParameter.stdoutText(), "a hostile positional parameter, printed");
         ExecResult direct = context.exec("printf", "%s", HOSTILE_WORD);
-        Check.equal(HOSTILE_WORD, direct.stdoutText(), "a hostile argv word, printed");
         for (String marker : INJECTION_MARKERS) {
             Check.that(!context.guest().exists(context.paths().in(marker)),
                     "an argv word was run by a shell: it created " + context.paths().in(marker));
         }
+        Check.equal(HOSTILE_WORD, direct.stdoutText(), "a hostile argv word, printed");
+        ExecResult viaParameter = context.shell("printf '%s' \"$1\"", HOSTILE_ARGUMENT);
+        Check.equal(0, viaParameter.exitCode(), "exit code of printf of a positional parameter");
+        Check.equal(HOSTILE_ARGUMENT, viaParameter.stdoutText(), "a hostile positional parameter, printed");
     }
 
     private static void workingDirectoryIsHonoured(ProbeContext context) {
