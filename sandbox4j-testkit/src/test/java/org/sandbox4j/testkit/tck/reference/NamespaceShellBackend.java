@@ -1,0 +1,253 @@
+package org.sandbox4j.testkit.tck.reference;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.sandbox4j.core.BackendDeclarations;
+import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.OsFamily;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+
+/**
+ * A real backend for the TCK's own tests: every command runs through {@code unshare(1)} in fresh
+ * mount, PID and network namespaces, with a private per-sandbox storage directory bind-mounted at
+ * the work base, so the guest sees its own files there and the host's directory stays empty.
+ * Ownership is recorded on disk under the state root, so a second instance over the same root
+ * (another replica, a restarted JVM) finds and disposes of what the first created.
+ *
+ * <p><b>Not a boundary.</b> The guest runs as root with the host's root file system visible (only
+ * the work base is private) and no process limit. It exists to prove that the conformance probes
+ * pass on an honest backend and fail on deliberately broken ones ({@link Flaw}); it declares
+ * {@link Isolation#NONE} unless a test makes it lie.
+ */
+public final class NamespaceShellBackend implements SandboxBackend {
+
+    /** The deliberate breakages the TCK's own tests use to prove that probes can fail. */
+    public enum Flaw {
+        /** File methods skip the ancestor walk and follow links: writes through {@code link-dir} land outside. */
+        FOLLOWS_SYMLINKS,
+        /** Commands inherit the JVM's environment instead of a cleared one. */
+        LEAKS_HOST_ENVIRONMENT,
+        /** No PID namespace: a timeout kills the direct child only, and double-forked children survive. */
+        KILLS_ONLY_DIRECT_CHILD,
+        /** {@code dispose} and {@code disposeScope} answer from this instance's memory, not the on-disk record. */
+        REMEMBERS_IN_MEMORY_ONLY,
+        /** No network namespace: the guest shares the host's network. */
+        SHARES_HOST_NETWORK
+    }
+
+    /** The name of an honest instance; a flawed one appends its flaws. */
+    public static final String BASE_NAME = "namespace-shell";
+
+    private static final System.Logger LOG = System.getLogger(NamespaceShellBackend.class.getName());
+    private static final String SANDBOXES = "sandboxes";
+    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
+            Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE));
+
+    private final String name;
+    private final Path sandboxesRoot;
+    private final String workBase;
+    private final BackendDeclarations declarations;
+    private final Set<Flaw> flaws;
+    private final NamespaceLauncher launcher;
+    private final Map<String, Object> locksById = new ConcurrentHashMap<>();
+    /** Only consulted with {@link Flaw#REMEMBERS_IN_MEMORY_ONLY}: what this instance created, by id. */
+    private final Map<String, SandboxKey> createdHere = new ConcurrentHashMap<>();
+
+    /**
+     * @param stateRoot         the host directory holding every sandbox's storage and ownership record
+     * @param workBase          the guest work base: an absolute host directory that stays empty on the
+     *                          host and is where each sandbox's storage is mounted in the guest
+     * @param declaredIsolation what to declare (set it higher than {@link Isolation#NONE} to make a lying backend)
+     * @param egressModes       the egress modes to declare
+     * @param flaws             the deliberate breakages, none for an honest backend
+     * @throws SandboxException when {@code unshare} is not installed or the state root cannot be prepared
+     */
+    public NamespaceShellBackend(Path stateRoot, String workBase, Isolation declaredIsolation, Set<Egress> egressModes,
+            Set<Flaw> flaws) {
+        Objects.requireNonNull(stateRoot, "stateRoot");
+        Objects.requireNonNull(workBase, "workBase");
+        if (!workBase.startsWith("/") || !GuestPaths.normalize(workBase).equals(workBase) || workBase.equals("/")) {
+            throw new IllegalArgumentException("the work base must be a normalised absolute directory below the root, not '"
+                    + workBase + "'");
+        }
+        this.flaws = flaws.isEmpty() ? Collections.unmodifiableSet(EnumSet.noneOf(Flaw.class))
+                : Collections.unmodifiableSet(EnumSet.copyOf(flaws));
+        this.name = nameFor(this.flaws);
+        this.sandboxesRoot = stateRoot.toAbsolutePath().resolve(SANDBOXES);
+        this.workBase = workBase;
+        this.declarations = BackendDeclarations.builder(Objects.requireNonNull(declaredIsolation, "declaredIsolation"))
+                .capabilities(CAPABILITIES)
+                .egressModes(egressModes)
+                .osFamilies(OsFamily.POSIX)
+                .build();
+        this.launcher = new NamespaceLauncher(name, workBase, this.flaws);
+        try {
+            Files.createDirectories(sandboxesRoot);
+            // The mount point must exist on the host; it stays empty there.
+            Files.createDirectories(Path.of(workBase));
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name + "' could not prepare its state directory: " + ErrorDetail.of(e), e);
+        }
+    }
+
+    private static String nameFor(Set<Flaw> flaws) {
+        if (flaws.isEmpty()) {
+            return BASE_NAME;
+        }
+        return BASE_NAME + "-" + flaws.stream()
+                .map(flaw -> flaw.name().toLowerCase(Locale.ROOT).replace('_', '-'))
+                .collect(Collectors.joining("-"));
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public BackendDeclarations declarations() {
+        return declarations;
+    }
+
+    /** The guest work base every sandbox's storage is mounted at. */
+    public String workBase() {
+        return workBase;
+    }
+
+    /** The flaws this instance was built with. */
+    public Set<Flaw> flaws() {
+        return flaws;
+    }
+
+    @Override
+    public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(spec, "spec");
+        String id = OwnershipRecord.idOf(key, spec.kind());
+        Path sandboxDirectory = sandboxesRoot.resolve(id);
+        synchronized (locksById.computeIfAbsent(id, ignored -> new Object())) {
+            try {
+                Path storage = sandboxDirectory.resolve(OwnershipRecord.STORAGE);
+                Files.createDirectories(storage);
+                Path record = sandboxDirectory.resolve(OwnershipRecord.FILE_NAME);
+                if (!Files.exists(record)) {
+                    OwnershipRecord.of(key, spec.kind()).writeAtomically(record);
+                    createdHere.put(id, key);
+                }
+                return new NamespaceShellSandbox(storage, workBase, flaws, launcher);
+            } catch (IOException | UncheckedIOException e) {
+                throw new SandboxException("backend '" + name + "' could not create its sandbox: " + ErrorDetail.of(e), e);
+            }
+        }
+    }
+
+    @Override
+    public void dispose(SandboxKey key) {
+        try {
+            for (Path sandbox : owned(record -> record.belongsTo(key), id -> key.equals(createdHere.get(id)))) {
+                delete(sandbox);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' failed to dispose: " + ErrorDetail.of(e));
+        }
+    }
+
+    @Override
+    public int disposeScope(String scope, String threadId) {
+        try {
+            int deleted = 0;
+            for (Path sandbox : owned(record -> record.belongsTo(scope, threadId), id -> {
+                SandboxKey key = createdHere.get(id);
+                return key != null && key.scope().equals(scope) && key.threadId().equals(threadId);
+            })) {
+                if (delete(sandbox)) {
+                    deleted++;
+                }
+            }
+            return deleted;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' failed to dispose of a scope: "
+                    + ErrorDetail.of(e));
+            return 0;
+        }
+    }
+
+    /**
+     * The sandbox directories matching: from the on-disk records, or (the flaw) from this
+     * instance's memory.
+     */
+    private List<Path> owned(Predicate<OwnershipRecord> onDisk,
+            Predicate<String> inMemory) {
+        List<Path> matches = new ArrayList<>();
+        if (flaws.contains(Flaw.REMEMBERS_IN_MEMORY_ONLY)) {
+            for (String id : createdHere.keySet()) {
+                if (inMemory.test(id)) {
+                    matches.add(sandboxesRoot.resolve(id));
+                }
+            }
+            return matches;
+        }
+        try (Stream<Path> sandboxes = Files.list(sandboxesRoot)) {
+            for (Path sandbox : (Iterable<Path>) sandboxes::iterator) {
+                if (recordOf(sandbox).filter(onDisk).isPresent()) {
+                    matches.add(sandbox);
+                }
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not scan its records: "
+                    + ErrorDetail.of(e));
+        }
+        return matches;
+    }
+
+    /** The record in one sandbox directory; empty (and logged) when it is missing or unreadable. */
+    private Optional<OwnershipRecord> recordOf(Path sandboxDirectory) {
+        try {
+            return OwnershipRecord.read(sandboxDirectory.resolve(OwnershipRecord.FILE_NAME));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' skipped an unreadable ownership record: "
+                    + ErrorDetail.of(e));
+            return Optional.empty();
+        }
+    }
+
+    /** Deletes one sandbox, record first (so it is never found half-deleted). Never follows links. */
+    private boolean delete(Path sandboxDirectory) {
+        String id = sandboxDirectory.getFileName().toString();
+        synchronized (locksById.computeIfAbsent(id, ignored -> new Object())) {
+            createdHere.remove(id);
+            try {
+                boolean existed = Files.deleteIfExists(sandboxDirectory.resolve(OwnershipRecord.FILE_NAME));
+                HostTrees.deleteRecursively(sandboxDirectory, false);
+                return existed;
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not delete a sandbox: "
+                        + ErrorDetail.of(e));
+                return false;
+            }
+        }
+    }
+}

@@ -1,0 +1,464 @@
+package org.sandbox4j.testkit.tck.reference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxNotARegularFile;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
+
+class NamespaceShellBackendTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration SHORT_TIMEOUT = Duration.ofSeconds(1);
+    /** How long an escaped child sleeps before it writes its marker: well past the short timeout. */
+    private static final int CHILD_DELAY_SECONDS = 2;
+    /** How long to wait for markers that must never appear: past the children's delay, generously. */
+    private static final Duration MARKER_WAIT = Duration.ofSeconds(4);
+    private static final String KIND = "reference-test";
+    private static final SandboxKey KEY = new SandboxKey("scope-a", "thread-a", "agent-a");
+    private static final long READ_CAP = 1024;
+
+    @TempDir
+    Path tempDir;
+
+    private NamespaceShellTarget target;
+    private String work;
+
+    @BeforeEach
+    void setUp() {
+        target = NamespaceShellTarget.create(tempDir);
+        work = target.workBase() + "/wd";
+    }
+
+    // ---------------------------------------------------------------- exec
+
+    @Test
+    void argvIsNeverInterpretedByAShell() {
+        Sandbox sandbox = acquire(target, KEY);
+        String hostile = "a b$(echo injected)c;`id` 'q' \"d\"";
+
+        ExecResult result = run(sandbox, Command.argv("printf", "%s", hostile));
+
+        assertThat(result.exitCode()).isZero();
+        assertThat(result.stdoutText()).isEqualTo(hostile);
+    }
+
+    @Test
+    void theExitCodeIsFaithfulAndTheWorkingDirectoryHonoured() {
+        Sandbox sandbox = acquire(target, KEY);
+
+        assertThat(run(sandbox, Command.shell("exit 7")).exitCode()).isEqualTo(7);
+        assertThat(run(sandbox, Command.argv("pwd")).stdoutText().strip()).isEqualTo(work);
+    }
+
+    @Test
+    void stdoutAndStderrStayApartByteExactly() {
+        Sandbox sandbox = acquire(target, KEY);
+
+        ExecResult result = run(sandbox, Command.shell("printf 'o\\000\\001\\377'; printf 'e\\000\\376' >&2"));
+
+        assertThat(result.stdout()).containsExactly('o', 0, 1, 0xff);
+        assertThat(result.stderr()).containsExactly('e', 0, 0xfe);
+    }
+
+    @Test
+    void theEnvironmentIsClearedAndTheCallsOwnIsSeen() {
+        Sandbox sandbox = acquire(target, KEY);
+        String hostVariable = someHostVariable();
+
+        ExecResult result = sandbox.exec(Command.argv("env"), options().withEnvironment(Map.of("PROBE_VAR", "seen")));
+
+        assertThat(result.stdoutText().lines()).contains("PROBE_VAR=seen", "PATH=" + NamespaceLauncher.GUEST_PATH,
+                "HOME=" + target.workBase(), "LANG=C.UTF-8");
+        assertThat(result.stdoutText().lines()).noneMatch(line -> line.startsWith(hostVariable + "="));
+    }
+
+    @Test
+    void theLeakyFlawInheritsTheHostEnvironment() {
+        NamespaceShellTarget leaky = flawed(Flaw.LEAKS_HOST_ENVIRONMENT);
+        Sandbox sandbox = acquire(leaky, KEY);
+        String hostVariable = someHostVariable();
+
+        ExecResult result = run(sandbox, Command.argv("env"));
+
+        assertThat(result.stdoutText().lines()).anyMatch(line -> line.startsWith(hostVariable + "="));
+    }
+
+    @Test
+    void stdinIsDelivered() {
+        Sandbox sandbox = acquire(target, KEY);
+        byte[] input = "line one\nline two\0end".getBytes(StandardCharsets.UTF_8);
+
+        ExecResult result = sandbox.exec(Command.argv("cat"), options().withStdin(input));
+
+        assertThat(result.stdout()).isEqualTo(input);
+    }
+
+    @Test
+    void outputPastTheCapKillsTheCommandAndNeverReachesTheListener() {
+        Sandbox sandbox = acquire(target, KEY);
+        long cap = 1000;
+        ByteArrayOutputStream heard = new ByteArrayOutputStream();
+
+        assertThatThrownBy(() -> sandbox.exec(Command.shell("head -c 100000 /dev/zero; sleep 30"),
+                options().withOutputCap(cap).withListener((stream, chunk) -> {
+                    synchronized (heard) {
+                        heard.writeBytes(chunk);
+                    }
+                })))
+                .isInstanceOf(SandboxExecOutputLimitExceeded.class);
+        synchronized (heard) {
+            assertThat(heard.size()).isEqualTo(cap);
+        }
+    }
+
+    @Test
+    void aLargeOutputRoundTripsIntact() {
+        Sandbox sandbox = acquire(target, KEY);
+        int size = 6 * 1024 * 1024;
+
+        ExecResult result = run(sandbox, Command.shell("head -c " + size + " /dev/urandom | tee out.bin | od -An -c >/dev/null; cat out.bin"));
+
+        assertThat(result.stdout()).hasSize(size);
+        assertThat(result.stdout()).isEqualTo(run(sandbox, Command.argv("cat", "out.bin")).stdout());
+    }
+
+    @Test
+    void aMissingWorkingDirectoryFailsPromptlyWithAClearMessage() {
+        Sandbox sandbox = acquire(target, KEY);
+
+        ExecResult result = sandbox.exec(Command.argv("true"), ExecOptions.in(work + "/missing", TIMEOUT));
+
+        assertThat(result.exitCode()).isEqualTo(NamespaceLauncher.MISSING_WORKING_DIRECTORY_EXIT);
+        assertThat(result.stderrText()).contains("working directory").contains("/missing");
+        assertThat(result.elapsed()).isLessThan(TIMEOUT);
+    }
+
+    @Test
+    void aTimeoutKillsDoubleForkedAndSetsidChildren() throws Exception {
+        Sandbox sandbox = acquire(target, KEY);
+        Path doubleForked = tempDir.resolve("double-forked-" + UUID.randomUUID());
+        Path setsid = tempDir.resolve("setsid-" + UUID.randomUUID());
+        long start = System.nanoTime();
+
+        assertThatThrownBy(() -> sandbox.exec(escapingChildren(doubleForked, setsid), options().withTimeout(SHORT_TIMEOUT)))
+                .isInstanceOf(SandboxTimeoutException.class);
+
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(SHORT_TIMEOUT.plusSeconds(5));
+        Thread.sleep(MARKER_WAIT.toMillis());
+        assertThat(doubleForked).doesNotExist();
+        assertThat(setsid).doesNotExist();
+    }
+
+    @Test
+    void theDirectChildFlawLeavesTheTreeAlive() throws Exception {
+        NamespaceShellTarget flawed = flawed(Flaw.KILLS_ONLY_DIRECT_CHILD);
+        Sandbox sandbox = acquire(flawed, KEY);
+        String unique = UUID.randomUUID().toString();
+        Path doubleForked = tempDir.resolve("double-forked-" + unique);
+        Path setsid = tempDir.resolve("setsid-" + unique);
+        try {
+            assertThatThrownBy(() -> sandbox.exec(escapingChildren(doubleForked, setsid),
+                    options().withTimeout(SHORT_TIMEOUT)))
+                    .isInstanceOf(SandboxTimeoutException.class);
+
+            long deadline = System.nanoTime() + MARKER_WAIT.toNanos();
+            while ((Files.notExists(doubleForked) || Files.notExists(setsid)) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(doubleForked).exists();
+            assertThat(setsid).exists();
+        } finally {
+            ProcessCleanup.killProcessesMentioning(unique);
+        }
+    }
+
+    // ---------------------------------------------------------------- files
+
+    @Test
+    void aFileWrittenIsSeenByTheGuestAndReadBack() {
+        Sandbox sandbox = acquire(target, KEY);
+        byte[] content = {0, 1, 2, (byte) 0xff, 'x'};
+
+        sandbox.writeFile("deep/er/file.bin", content, work);
+
+        assertThat(run(sandbox, Command.argv("cat", "deep/er/file.bin")).stdout()).isEqualTo(content);
+        assertThat(sandbox.readFile("deep/er/file.bin", work, READ_CAP)).isEqualTo(content);
+        assertThat(sandbox.stat("deep/er/file.bin", work)).contains(SandboxEntry.file("deep/er/file.bin", content.length));
+        assertThat(sandbox.listDir("deep", work)).containsExactly(SandboxEntry.directory("deep/er"));
+        assertThatThrownBy(() -> sandbox.readFile("deep/er/file.bin", work, content.length - 1))
+                .isInstanceOf(SandboxTransferCapExceeded.class);
+        assertThat(sandbox.readFile("deep/er/file.bin", work, content.length)).isEqualTo(content);
+    }
+
+    @Test
+    void fileMethodsRefuseEveryPathThroughALink() {
+        Sandbox sandbox = acquire(target, KEY);
+        String outside = work + "-outside";
+        plantLinks(sandbox, outside);
+
+        assertThatThrownBy(() -> sandbox.writeFile("link-dir/landed.txt", "x".getBytes(StandardCharsets.UTF_8), work))
+                .isInstanceOf(SandboxPathNotConfined.class);
+        assertThatThrownBy(() -> sandbox.writeFile("link-file", "x".getBytes(StandardCharsets.UTF_8), work))
+                .isInstanceOf(SandboxPathNotConfined.class);
+        assertThatThrownBy(() -> sandbox.readFile("link-dir/secret.txt", work, READ_CAP))
+                .isInstanceOf(SandboxPathNotConfined.class);
+        assertThatThrownBy(() -> sandbox.readFile("link-file", work, READ_CAP)).isInstanceOf(SandboxNotARegularFile.class);
+        assertThatThrownBy(() -> sandbox.listDir("link-dir", work)).isInstanceOf(SandboxPathNotConfined.class);
+        assertThatThrownBy(() -> sandbox.remove("link-dir/secret.txt", work, false))
+                .isInstanceOf(SandboxPathNotConfined.class);
+        assertThatThrownBy(() -> sandbox.stat("secret.txt", work + "/link-dir")).isInstanceOf(SandboxPathNotConfined.class);
+        assertThat(sandbox.stat("link-file", work)).contains(SandboxEntry.symlink("link-file"));
+        assertThat(sandbox.listDir(".", work)).extracting(SandboxEntry::kind)
+                .containsExactly(EntryKind.SYMLINK, EntryKind.SYMLINK);
+
+        assertThat(guestTest(sandbox, "-e", outside + "/landed.txt")).isFalse();
+        assertThat(run(sandbox, Command.argv("cat", outside + "/secret.txt")).stdoutText()).isEqualTo("secret");
+    }
+
+    @Test
+    void removalUnlinksLinksAndNeedsRecursiveForDirectories() {
+        Sandbox sandbox = acquire(target, KEY);
+        String outside = work + "-outside";
+        plantLinks(sandbox, outside);
+        sandbox.writeFile("tree/leaf.txt", "leaf".getBytes(StandardCharsets.UTF_8), work);
+        run(sandbox, Command.argv("ln", "-s", outside, work + "/tree/inside-link"));
+
+        assertThatThrownBy(() -> sandbox.remove("tree", work, false)).isInstanceOf(SandboxFileException.class);
+        assertThatThrownBy(() -> sandbox.remove(".", work, true)).isInstanceOf(SandboxPathNotConfined.class);
+        sandbox.remove("tree", work, true);
+        sandbox.remove("link-file", work, false);
+        sandbox.remove("never-was", work, false);
+
+        assertThat(guestTest(sandbox, "-e", work + "/tree")).isFalse();
+        assertThat(guestTest(sandbox, "-L", work + "/link-file")).isFalse();
+        assertThat(guestTest(sandbox, "-f", outside + "/secret.txt")).isTrue();
+    }
+
+    @Test
+    void plainParentsAndDirectoriesAreNotEscapes() {
+        Sandbox sandbox = acquire(target, KEY);
+        sandbox.writeFile("plain.txt", "plain".getBytes(StandardCharsets.UTF_8), work);
+        sandbox.writeFile("dir/file.txt", "f".getBytes(StandardCharsets.UTF_8), work);
+
+        assertThatThrownBy(() -> sandbox.stat("plain.txt/deeper.txt", work)).isInstanceOf(SandboxNotADirectory.class);
+        assertThatThrownBy(() -> sandbox.writeFile("plain.txt/deeper.txt", new byte[0], work))
+                .isInstanceOf(SandboxNotADirectory.class);
+        assertThatThrownBy(() -> sandbox.writeFile("dir", new byte[0], work)).isInstanceOf(SandboxIsADirectory.class);
+        assertThatThrownBy(() -> sandbox.readFile("dir", work, READ_CAP)).isInstanceOf(SandboxIsADirectory.class);
+        assertThatThrownBy(() -> sandbox.writeFile("../wd-outside/x", new byte[0], work))
+                .isInstanceOf(SandboxPathNotConfined.class);
+        assertThat(sandbox.stat("missing.txt", work)).isEmpty();
+    }
+
+    @Test
+    void theFollowingFlawLandsWritesReadsAndRemovalsOutside() {
+        NamespaceShellTarget flawed = flawed(Flaw.FOLLOWS_SYMLINKS);
+        Sandbox sandbox = acquire(flawed, KEY);
+        String outside = work + "-outside";
+        plantLinks(sandbox, outside);
+
+        sandbox.writeFile("link-dir/landed.txt", "escaped".getBytes(StandardCharsets.UTF_8), work);
+        byte[] secret = sandbox.readFile("link-file", work, READ_CAP);
+        sandbox.remove("link-dir/secret.txt", work, false);
+
+        assertThat(run(sandbox, Command.argv("cat", outside + "/landed.txt")).stdoutText()).isEqualTo("escaped");
+        assertThat(new String(secret, StandardCharsets.UTF_8)).isEqualTo("secret");
+        assertThat(guestTest(sandbox, "-e", outside + "/secret.txt")).isFalse();
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    @Test
+    void twoKeysSeeSeparateStorageAndTheHostWorkBaseStaysEmpty() throws IOException {
+        Sandbox first = acquire(target, KEY);
+        Sandbox second = acquire(target, new SandboxKey("scope-a", "thread-b", "agent-a"));
+        first.writeFile("mine.txt", "first".getBytes(StandardCharsets.UTF_8), work);
+        run(first, Command.argv("touch", "made-by-exec.txt"));
+
+        assertThat(second.stat("mine.txt", work)).isEmpty();
+        assertThat(guestTest(second, "-e", work + "/made-by-exec.txt")).isFalse();
+        assertThat(guestTest(acquire(target, KEY), "-f", work + "/mine.txt")).isTrue();
+        try (Stream<Path> onHost = Files.list(Path.of(target.workBase()))) {
+            assertThat(onHost).isEmpty();
+        }
+    }
+
+    @Test
+    void concurrentAcquiresOfOneKeyCreateOneSandbox() throws Exception {
+        SandboxBackend backend = target.newBackend();
+        int threads = 16;
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<Sandbox>> acquired = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                acquired.add(pool.submit(() -> {
+                    start.await();
+                    return backend.acquire(KEY, spec());
+                }));
+            }
+            start.countDown();
+            for (Future<Sandbox> sandbox : acquired) {
+                sandbox.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+
+        assertThat(sandboxDirectories()).hasSize(1);
+        assertThat(target.newBackend().disposeScope(KEY.scope(), KEY.threadId())).isEqualTo(1);
+    }
+
+    @Test
+    void aSecondInstanceDisposesWhatTheFirstCreatedAndSparesOtherConversations() throws IOException {
+        SandboxBackend first = target.newBackend();
+        first.acquire(KEY, spec());
+        first.acquire(new SandboxKey(KEY.scope(), KEY.threadId(), "agent-b"), spec());
+        first.acquire(new SandboxKey(KEY.scope(), "another-thread", KEY.agentDir()), spec());
+
+        int disposed = target.newBackend().disposeScope(KEY.scope(), KEY.threadId());
+
+        assertThat(disposed).isEqualTo(2);
+        assertThat(sandboxDirectories()).hasSize(1);
+        target.newBackend().dispose(new SandboxKey(KEY.scope(), "another-thread", KEY.agentDir()));
+        assertThat(sandboxDirectories()).isEmpty();
+    }
+
+    @Test
+    void theInMemoryFlawsSecondInstanceFindsNothing() throws IOException {
+        NamespaceShellTarget flawed = flawed(Flaw.REMEMBERS_IN_MEMORY_ONLY);
+        SandboxBackend first = flawed.newBackend();
+        first.acquire(KEY, spec());
+
+        assertThat(flawed.newBackend().disposeScope(KEY.scope(), KEY.threadId())).isZero();
+        flawed.newBackend().dispose(KEY);
+        assertThat(sandboxDirectories(flawed)).hasSize(1);
+        assertThat(first.disposeScope(KEY.scope(), KEY.threadId())).isEqualTo(1);
+        assertThat(sandboxDirectories(flawed)).isEmpty();
+    }
+
+    @Test
+    void aFlawedBackendSaysSoInItsName() {
+        assertThat(target.newBackend().name()).isEqualTo("namespace-shell");
+        assertThat(flawed(Flaw.FOLLOWS_SYMLINKS).newBackend().name())
+                .isEqualTo("namespace-shell-follows-symlinks");
+        assertThat(NamespaceShellTarget.create(tempDir, Isolation.CONTAINER, Set.of(Egress.CLOSED)).newBackend()
+                .declarations().isolation()).isEqualTo(Isolation.CONTAINER);
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private Sandbox acquire(NamespaceShellTarget on, SandboxKey key) {
+        Sandbox sandbox = on.newBackend().acquire(key, spec());
+        run(sandbox, Command.argv("mkdir", "-p", on.workBase() + "/wd"), "/");
+        return sandbox;
+    }
+
+    private static SandboxSpec spec() {
+        return SandboxSpec.builder(KIND).build();
+    }
+
+    private ExecOptions options() {
+        return ExecOptions.in(work, TIMEOUT);
+    }
+
+    private ExecResult run(Sandbox sandbox, Command command) {
+        return run(sandbox, command, work);
+    }
+
+    private static ExecResult run(Sandbox sandbox, Command command, String workingDirectory) {
+        return sandbox.exec(command, ExecOptions.in(workingDirectory, TIMEOUT));
+    }
+
+    private static boolean guestTest(Sandbox sandbox, String flag, String path) {
+        return run(sandbox, Command.argv("test", flag, path), "/").exitCode() == 0;
+    }
+
+    /** {@code link-dir -> outside}, {@code link-file -> outside/secret.txt}, planted by the guest. */
+    private static void plantLinks(Sandbox sandbox, String outside) {
+        String linkWork = outside.substring(0, outside.length() - "-outside".length());
+        ExecResult planted = run(sandbox, Command.argv("sh", "-c", "mkdir -p \"$1\" && printf secret > \"$1/secret.txt\" && "
+                + "ln -sfn \"$1\" \"$2/link-dir\" && ln -sfn \"$1/secret.txt\" \"$2/link-file\"", "plant", outside, linkWork),
+                "/");
+        assertThat(planted.exitCode()).as(planted.stderrText()).isZero();
+    }
+
+    private static Command escapingChildren(Path doubleForked, Path setsid) {
+        String script = "(sh -c 'sleep \"$1\"; touch \"$2\"' child " + CHILD_DELAY_SECONDS + " \"$1\" >/dev/null 2>&1 &)\n"
+                + "setsid sh -c 'sleep \"$1\"; touch \"$2\"' child " + CHILD_DELAY_SECONDS + " \"$2\" >/dev/null 2>&1 &\n"
+                + "sleep 30\n";
+        return Command.argv("sh", "-c", script, "parent", doubleForked.toString(), setsid.toString());
+    }
+
+    private static String someHostVariable() {
+        return System.getenv().keySet().stream()
+                .filter(name -> !List.of("PATH", "HOME", "LANG").contains(name))
+                .filter(name -> name.matches("[A-Za-z_][A-Za-z0-9_]*"))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("the JVM has no environment variable to test a leak with"));
+    }
+
+    /**
+     * A flawed target with a state root of its own (it never shares storage with the honest one);
+     * the test's working directory moves under its work base.
+     */
+    private NamespaceShellTarget flawed(Flaw flaw) {
+        try {
+            NamespaceShellTarget flawed = NamespaceShellTarget.create(Files.createTempDirectory(tempDir, "flawed-"), flaw);
+            work = flawed.workBase() + "/wd";
+            return flawed;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private List<Path> sandboxDirectories() throws IOException {
+        return sandboxDirectories(target);
+    }
+
+    private static List<Path> sandboxDirectories(NamespaceShellTarget on) throws IOException {
+        try (Stream<Path> entries = Files.list(on.stateRoot().resolve("sandboxes"))) {
+            return entries.toList();
+        }
+    }
+}

@@ -1,0 +1,75 @@
+package org.sandbox4j.testkit.tck.reference;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
+
+/**
+ * One sandbox of {@link NamespaceShellBackend}: its private storage, mounted at the work base for
+ * every command, and the file methods done on the host over the guest's view of it.
+ */
+final class NamespaceShellSandbox implements Sandbox {
+
+    private final Path storage;
+    private final NamespaceLauncher launcher;
+    private final GuestFiles files;
+
+    NamespaceShellSandbox(Path storage, String workBase, Set<Flaw> flaws, NamespaceLauncher launcher) {
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.launcher = Objects.requireNonNull(launcher, "launcher");
+        this.files = new GuestFiles(storage, workBase, flaws.contains(Flaw.FOLLOWS_SYMLINKS));
+    }
+
+    @Override
+    public ExecResult exec(Command command, ExecOptions options) {
+        Objects.requireNonNull(command, "command");
+        Objects.requireNonNull(options, "options");
+        List<String> guestArgv = command instanceof Command.Argv
+                ? ((Command.Argv) command).words()
+                : List.of(NamespaceLauncher.SHELL, "-c", ((Command.Shell) command).line());
+        ProcessBuilder builder = new ProcessBuilder(launcher.command(storage, options.workingDirectory(), guestArgv));
+        launcher.environment(builder.environment(), options.environment());
+        long start = System.nanoTime();
+        Process process;
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            throw CommandRun.couldNotStart(launcher.backendName(), e);
+        }
+        return CommandRun.await(process, options, command.toShellLine(), launcher.backendName(), start);
+    }
+
+    @Override
+    public void writeFile(String path, byte[] content, String workingDirectory) {
+        files.writeFile(path, content, workingDirectory);
+    }
+
+    @Override
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        return files.stat(path, workingDirectory);
+    }
+
+    @Override
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        return files.readFile(path, workingDirectory, maxBytes);
+    }
+
+    @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        return files.listDir(path, workingDirectory);
+    }
+
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        files.remove(path, workingDirectory, recursive);
+    }
+}
