@@ -9,11 +9,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.testkit.tck.FlawedExecTarget.ExecFlaw;
+import org.sandbox4j.testkit.tck.reference.NamespaceShellTarget;
 
 /**
  * Each EXEC probe can fail: a correct target with one exec behaviour broken fails the probes that
  * attack it. Only those probes run, to keep the test short; the full-suite runs are in
- * {@link ExecSuiteTest}.
+ * {@code reference.ExecSuiteTest}.
  */
 class ExecSuiteFlawsTest {
 
@@ -29,7 +30,7 @@ class ExecSuiteFlawsTest {
                 .build();
         assertThat(only.probes()).hasSize(attacking.size());
 
-        ConformanceReport report = Conformance.run(new FlawedExecTarget(ExecSuiteTest.honestTarget(base), flaw), only);
+        ConformanceReport report = Conformance.run(new FlawedExecTarget(NamespaceShellTarget.create(base), flaw), only);
 
         assertThat(report.failures()).as(report.results().toString()).extracting(ProbeResult::probe)
                 .containsExactlyInAnyOrderElementsOf(attacking);
