@@ -510,7 +510,7 @@ public final class ExecSuite {
     }
 
     private static String token(int index) {
-        return "parallel-exec-" + index + "-" + "abcdefghijklmnopqrstuvwxyz".substring(index, index + 3);
+        return "parallel-exec-" + index + "-of-" + PARALLEL_EXECS;
     }
 
     private static String withoutNewline(String text) {
