@@ -11,7 +11,7 @@ public final class Suites {
     /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
     public static List<Suite> all() {
         return List.of(filesIn(), filesOut(), filesList(), filesDelete(), lifecycle(), reclaim(), isolation(),
-                egressClosed(), egressAllowlist());
+                egressClosed(), egressAllowlist(), exec());
     }
 
     /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
@@ -62,5 +62,10 @@ public final class Suites {
     /** EGRESS_ALLOWLIST: an ALLOWLIST sandbox reaches the allowed host and nothing else. */
     public static Suite egressAllowlist() {
         return EgressAllowlistSuite.suite();
+    }
+
+    /** EXEC: argv, exit codes, byte-exact streams, caps, environment, stdin, parallelism, whole-tree timeouts. */
+    public static Suite exec() {
+        return ExecSuite.suite();
     }
 }

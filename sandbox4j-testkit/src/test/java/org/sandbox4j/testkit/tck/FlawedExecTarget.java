@@ -1,0 +1,198 @@
+package org.sandbox4j.testkit.tck;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.sandbox4j.core.BackendDeclarations;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+
+/**
+ * Wraps a correct target and breaks one exec behaviour, so each EXEC probe can be shown to fail.
+ * The guest side (planting and verification) goes through the honest sandbox.
+ */
+final class FlawedExecTarget implements ConformanceTarget {
+
+    /** One way an exec can be wrong. */
+    enum ExecFlaw {
+        /** Joins argv words with spaces and hands them to a shell. */
+        ARGV_THROUGH_SHELL {
+            @Override
+            Command command(Command honest) {
+                return honest instanceof Command.Argv argv ? Command.shell(String.join(" ", argv.words())) : honest;
+            }
+        },
+        /** stderr appended to stdout; stderr empty. */
+        MERGES_STREAMS {
+            @Override
+            ExecResult result(ExecResult honest) {
+                byte[] merged = Arrays.copyOf(honest.stdout(), honest.stdout().length + honest.stderr().length);
+                System.arraycopy(honest.stderr(), 0, merged, honest.stdout().length, honest.stderr().length);
+                return new ExecResult(merged, new byte[0], honest.exitCode(), honest.elapsed());
+            }
+        },
+        /** stdout cut at the first NUL, as a C-string transport would. */
+        CUTS_AT_NUL {
+            @Override
+            ExecResult result(ExecResult honest) {
+                byte[] out = honest.stdout();
+                int nul = 0;
+                while (nul < out.length && out[nul] != 0) {
+                    nul++;
+                }
+                return new ExecResult(Arrays.copyOf(out, nul), honest.stderr(), honest.exitCode(), honest.elapsed());
+            }
+        },
+        /** Keeps only the low bit of the exit code: success or failure. */
+        FLATTENS_EXIT_CODES {
+            @Override
+            ExecResult result(ExecResult honest) {
+                return new ExecResult(honest.stdout(), honest.stderr(), honest.exitCode() == 0 ? 0 : 1,
+                        honest.elapsed());
+            }
+        },
+        /** Counts the cap 64 times too high: the refusal still comes, after far too much output. */
+        LAX_OUTPUT_CAP {
+            @Override
+            ExecOptions options(ExecOptions honest) {
+                return honest.withOutputCap(honest.outputCapBytes() * LAX_CAP_FACTOR);
+            }
+        },
+        /** Drops the caller's environment. */
+        DROPS_ENVIRONMENT {
+            @Override
+            ExecOptions options(ExecOptions honest) {
+                return honest.withEnvironment(Map.of());
+            }
+        },
+        /** Drops stdin. */
+        DROPS_STDIN {
+            @Override
+            ExecOptions options(ExecOptions honest) {
+                return new ExecOptions(honest.workingDirectory(), honest.timeout(), honest.environment(),
+                        Optional.empty(), honest.outputCapBytes(), honest.listener());
+            }
+        },
+        /** Never tells the listener anything. */
+        SILENT_LISTENER {
+            @Override
+            ExecOptions options(ExecOptions honest) {
+                return new ExecOptions(honest.workingDirectory(), honest.timeout(), honest.environment(),
+                        honest.stdin(), honest.outputCapBytes(), Optional.empty());
+            }
+        },
+        /** Runs in the parent of the directory asked for. */
+        RUNS_ONE_LEVEL_UP {
+            @Override
+            ExecOptions options(ExecOptions honest) {
+                String directory = honest.workingDirectory();
+                return directory.equals("/") ? honest
+                        : honest.withWorkingDirectory(directory.substring(0, Math.max(1, directory.lastIndexOf('/'))));
+            }
+        },
+        /** Stretches every timeout five-fold. */
+        LATE_TIMEOUT {
+            @Override
+            ExecOptions options(ExecOptions honest) {
+                return honest.withTimeout(honest.timeout().multipliedBy(LATE_TIMEOUT_FACTOR));
+            }
+        };
+
+        Command command(Command honest) {
+            return honest;
+        }
+
+        ExecOptions options(ExecOptions honest) {
+            return honest;
+        }
+
+        ExecResult result(ExecResult honest) {
+            return honest;
+        }
+    }
+
+    static final long LAX_CAP_FACTOR = 64;
+    static final long LATE_TIMEOUT_FACTOR = 5;
+
+    private final ConformanceTarget honest;
+    private final ExecFlaw flaw;
+
+    FlawedExecTarget(ConformanceTarget honest, ExecFlaw flaw) {
+        this.honest = Objects.requireNonNull(honest, "honest");
+        this.flaw = Objects.requireNonNull(flaw, "flaw");
+    }
+
+    @Override
+    public SandboxBackend newBackend() {
+        SandboxBackend backend = honest.newBackend();
+        return new SandboxBackend() {
+            @Override
+            public String name() {
+                return backend.name() + "+" + flaw;
+            }
+
+            @Override
+            public BackendDeclarations declarations() {
+                return backend.declarations();
+            }
+
+            @Override
+            public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
+                return new FlawedSandbox(backend.acquire(key, spec), flaw);
+            }
+
+            @Override
+            public void dispose(SandboxKey key) {
+                backend.dispose(key);
+            }
+
+            @Override
+            public int disposeScope(String scope, String threadId) {
+                return backend.disposeScope(scope, threadId);
+            }
+        };
+    }
+
+    /** Plants and verifies through the honest sandbox: verification never trusts the flawed exec. */
+    @Override
+    public GuestSide guestSide(Sandbox sandbox) {
+        return honest.guestSide(((FlawedSandbox) sandbox).honest);
+    }
+
+    @Override
+    public String workBase() {
+        return honest.workBase();
+    }
+
+    @Override
+    public SandboxSpec spec(SandboxSpec.Builder suiteSpec) {
+        return honest.spec(suiteSpec);
+    }
+
+    /** The honest sandbox, with {@link ExecFlaw} applied to each exec. */
+    private static final class FlawedSandbox implements Sandbox {
+        private final Sandbox honest;
+        private final ExecFlaw flaw;
+
+        FlawedSandbox(Sandbox honest, ExecFlaw flaw) {
+            this.honest = honest;
+            this.flaw = flaw;
+        }
+
+        @Override
+        public void writeFile(String path, byte[] content, String workingDirectory) {
+            honest.writeFile(path, content, workingDirectory);
+        }
+
+        @Override
+        public ExecResult exec(Command command, ExecOptions options) {
+            return flaw.result(honest.exec(flaw.command(command), flaw.options(options)));
+        }
+    }
+}
