@@ -25,10 +25,32 @@ require_java() {
     fi
 }
 
-# Provisioning. The foundation (core, testkit, bench) needs a JDK only; backends that run real
-# sandboxes add their packages and daemons here as they land, so one command stays enough.
+# Installs Debian packages for the commands the tests need, when a command is missing.
+require_commands() {
+    local missing=() packages=() command package
+    for pair in "$@"; do
+        command=${pair%%:*}
+        package=${pair##*:}
+        if ! command -v "$command" >/dev/null 2>&1; then
+            missing+=("$command")
+            packages+=("$package")
+        fi
+    done
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        say "missing ${missing[*]}: install the Debian packages ${packages[*]} (e.g. sudo apt-get install -y ${packages[*]})"
+        exit 1
+    fi
+    say "installing ${packages[*]} for ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+}
+
+# Provisioning: everything the tests need on this machine, so one command stays enough. The TCK's
+# own tests run a namespace reference backend (unshare, setpriv) and guest HTTP clients (curl).
 provision() {
     require_java
+    require_commands unshare:util-linux setpriv:util-linux curl:curl
 }
 
 # One closing line over every module's Surefire reports, so the whole run reads as one count.
