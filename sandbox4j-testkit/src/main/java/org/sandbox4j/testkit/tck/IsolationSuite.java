@@ -29,9 +29,8 @@ import org.sandbox4j.core.SandboxException;
  * bomb hits the backend's process limit, after which the sandbox still works.
  *
  * <p><b>No backend passes this suite yet.</b> The in-memory backend declares {@link Isolation#NONE}
- * and is refused; the TCK's own namespace reference backend shares the host's file system and
- * user and is used only to prove that these probes fail on a backend that claims a rung it does
- * not have. The bubblewrap backend (the next issue) is the first that must pass it.
+ * and is refused; the TCK's own namespace reference backend shares the host's file system and is
+ * used only to prove that these probes fail on a backend that claims a rung it does not have. The bubblewrap backend (the next issue) is the first that must pass it.
  *
  * <p>Capabilities in a user namespace: a guest may report uid 0 only when that uid is mapped in a
  * user namespace (its {@code uid_map} is not the host's identity map), and even then its effective,

@@ -6,6 +6,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The unprivileged host user a guest runs as when this JVM is root. A root guest that sees the
@@ -30,6 +31,16 @@ record GuestUser(int uid, int gid) {
     static final boolean JVM_IS_ROOT = jvmIsRoot();
 
     private static final int ROOT_UID = 0;
+
+    /**
+     * Who a backend with {@code flaws} drops its guest to: {@link #UNPRIVILEGED} when this JVM is
+     * root, unless the flaws include {@link NamespaceShellBackend.Flaw#RUNS_AS_HOST_ROOT}; empty
+     * when the guest runs as whoever {@code unshare} leaves it.
+     */
+    static Optional<GuestUser> forGuestWith(Set<NamespaceShellBackend.Flaw> flaws) {
+        return JVM_IS_ROOT && !flaws.contains(NamespaceShellBackend.Flaw.RUNS_AS_HOST_ROOT)
+                ? Optional.of(UNPRIVILEGED) : Optional.empty();
+    }
 
     /**
      * The {@code setpriv(1)} arguments, after the program itself, that become this user with no

@@ -121,8 +121,7 @@ public final class NamespaceShellBackend implements SandboxBackend {
                 .egressModes(egressModes)
                 .osFamilies(OsFamily.POSIX)
                 .build();
-        this.guestUser = GuestUser.JVM_IS_ROOT && !this.flaws.contains(Flaw.RUNS_AS_HOST_ROOT)
-                ? Optional.of(GuestUser.UNPRIVILEGED) : Optional.empty();
+        this.guestUser = GuestUser.forGuestWith(this.flaws);
         this.launcher = new NamespaceLauncher(name, workBase, this.flaws, guestUser);
         try {
             Files.createDirectories(sandboxesRoot);

@@ -47,7 +47,8 @@ public final class NamespaceShellTarget implements ConformanceTarget {
      * @param tempDir a host directory the test owns (a JUnit {@code @TempDir}); its real path is used,
      *                so the guest's ancestor walk never meets a host-side link. When the JVM is
      *                root, it and the directories down to the work base are made searchable by
-     *                other users (the unprivileged guest); its own ancestors must be already
+     *                other users (the unprivileged guest); its own ancestors must already be,
+     *                or the backend refuses to start
      */
     public static NamespaceShellTarget create(Path tempDir, Isolation declared, Set<Egress> egress, Flaw... flaws) {
         Objects.requireNonNull(tempDir, "tempDir");
@@ -107,7 +108,7 @@ public final class NamespaceShellTarget implements ConformanceTarget {
      * invoking user mapped to root in a user namespace (holding namespaced capabilities), or root.
      */
     public boolean guestDropsToUnprivilegedUser() {
-        return GuestUser.JVM_IS_ROOT && !flaws.contains(Flaw.RUNS_AS_HOST_ROOT);
+        return GuestUser.forGuestWith(flaws).isPresent();
     }
 
     /** Whether this host lets each sandbox run under a process limit (a cgroup pids group). */
