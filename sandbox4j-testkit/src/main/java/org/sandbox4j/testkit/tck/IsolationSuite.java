@@ -2,8 +2,11 @@ package org.sandbox4j.testkit.tck;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,9 +29,8 @@ import org.sandbox4j.core.SandboxException;
  * bomb hits the backend's process limit, after which the sandbox still works.
  *
  * <p><b>No backend passes this suite yet.</b> The in-memory backend declares {@link Isolation#NONE}
- * and is refused; the TCK's own namespace reference backend shares the host's file system and
- * user and is used only to prove that these probes fail on a backend that claims a rung it does
- * not have. The bubblewrap backend (the next issue) is the first that must pass it.
+ * and is refused; the TCK's own namespace reference backend shares the host's file system and is
+ * used only to prove that these probes fail on a backend that claims a rung it does not have. The bubblewrap backend (the next issue) is the first that must pass it.
  *
  * <p>Capabilities in a user namespace: a guest may report uid 0 only when that uid is mapped in a
  * user namespace (its {@code uid_map} is not the host's identity map), and even then its effective,
@@ -54,6 +56,11 @@ public final class IsolationSuite {
     private static final Duration SENTINEL_START_BOUND = Duration.ofSeconds(10);
     private static final Duration POLL = Duration.ofMillis(100);
     private static final List<String> SCRATCH_OUTSIDE_THE_WORKSPACE = List.of("/tmp", "/var/tmp");
+    private static final String POSIX_VIEW = "posix";
+    /** Anyone may list and enter the sentinel's directory: only a boundary may hide it. */
+    private static final String SENTINEL_DIRECTORY_MODE = "rwxr-xr-x";
+    /** Anyone may read the sentinel: only a boundary may hide it. */
+    private static final String SENTINEL_FILE_MODE = "rw-r--r--";
 
     private IsolationSuite() {
     }
@@ -90,13 +97,19 @@ public final class IsolationSuite {
                 .build();
     }
 
-    /** The sentinel lives in a fresh host temp directory, which no backend can have mounted in advance. */
+    /**
+     * The sentinel lives in a fresh host temp directory, which no backend can have mounted in
+     * advance. Directory and file are world-readable, and the path to them searchable by anyone,
+     * so only a boundary (a mount namespace without the host's file system) hides the sentinel: a
+     * backend that merely runs its guest as another user still reads it, and fails.
+     */
     private static void aHostFileIsUnreadable(ProbeContext context) throws IOException {
         Path directory = Files.createTempDirectory("sandbox4j-tck-sentinel-");
         Path sentinel = directory.resolve("sentinel.txt");
         String secret = "sandbox4j TCK host sentinel " + UUID.randomUUID();
         try {
             Files.writeString(sentinel, secret, StandardCharsets.UTF_8);
+            worldReadable(directory, sentinel);
             String own = context.paths().in("own-file.txt");
             context.guest().plantFile(own, ConformancePaths.INSIDE);
             ExecResult control = context.shell("cat -- \"$1\"", own);
@@ -111,6 +124,27 @@ public final class IsolationSuite {
         } finally {
             Files.deleteIfExists(sentinel);
             Files.deleteIfExists(directory);
+        }
+    }
+
+    /**
+     * Sets the sentinel's modes explicitly (the host's umask is not trusted) and proves the path to
+     * it is searchable by other users. A host whose file system has no POSIX permissions (Windows)
+     * has no uid a guest could be denied by, so there is nothing to set.
+     */
+    private static void worldReadable(Path directory, Path sentinel) throws IOException {
+        if (!FileSystems.getDefault().supportedFileAttributeViews().contains(POSIX_VIEW)) {
+            return;
+        }
+        Files.setPosixFilePermissions(directory, PosixFilePermissions.fromString(SENTINEL_DIRECTORY_MODE));
+        Files.setPosixFilePermissions(sentinel, PosixFilePermissions.fromString(SENTINEL_FILE_MODE));
+        for (Path above = directory.toRealPath().getParent(); above != null; above = above.getParent()) {
+            if (!Files.getPosixFilePermissions(above).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                Assumptions.abort("the host's temp directory sits under " + above + ", which other users cannot "
+                        + "search: file permissions alone could hide the sentinel from a guest running as another "
+                        + "user, so an unreadable sentinel would prove no boundary (point java.io.tmpdir at a "
+                        + "directory every user can reach)");
+            }
         }
     }
 
@@ -228,6 +262,12 @@ public final class IsolationSuite {
             Check.that(write.exitCode() == 0, "positive control: the guest writes " + control + " (exit "
                     + write.exitCode() + ")");
             String written = write.stdoutText().strip();
+            if (written.isEmpty()) {
+                // Nothing written proves nothing: a guest denied the scratch directories by file
+                // permissions alone (another uid on the host's /tmp) would pass without a boundary.
+                Assumptions.abort("the guest could write in none of " + SCRATCH_OUTSIDE_THE_WORKSPACE + ", so "
+                        + "nothing shows whether writes outside the workspace persist");
+            }
 
             ExecResult next = context.shell("for f; do if test -e \"$f\"; then echo \"$f\"; fi; done",
                     arguments.toArray(String[]::new));

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
@@ -22,6 +24,10 @@ import org.sandbox4j.testkit.tck.reference.NamespaceShellTarget;
 class LifecycleReclaimIsolationSuitesTest {
 
     private static final Set<Egress> CLOSED = EnumSet.of(Egress.CLOSED);
+    /** The ISOLATION probes a guest passes by holding no capabilities, boundary or not. */
+    private static final List<String> CAPABILITY_PROBES = List.of(
+            "the-guest-holds-no-capabilities",
+            "the-guest-cannot-gain-privileges");
 
     @Test
     void anHonestBackendPassesEveryLifecycleProbe(@TempDir Path temp) {
@@ -32,16 +38,27 @@ class LifecycleReclaimIsolationSuitesTest {
         assertThat(report.passed()).hasSize(Suites.lifecycle().probes().size());
     }
 
+    /**
+     * A root JVM's guest is uid 65534, which cannot delete from a mode-500 directory: the refusal
+     * probe runs and passes. Otherwise the guest is root in a user namespace, deletes it anyway,
+     * and the probe is skipped and listed with its reason.
+     */
     @Test
-    void anHonestBackendPassesReclaimAndListsTheRefusalItCannotProvoke(@TempDir Path temp) {
-        ConformanceReport report = Conformance.run(NamespaceShellTarget.create(temp), Suites.reclaim());
+    void anHonestBackendPassesReclaimIncludingTheGuestRefusalWhereItCanBeProvoked(@TempDir Path temp) {
+        NamespaceShellTarget target = NamespaceShellTarget.create(temp);
+        ConformanceReport report = Conformance.run(target, Suites.reclaim());
 
         report.assertPassed();
-        // The reference guest is uid 0 (on the host, or mapped in a user namespace): nothing refuses a removal.
         ProbeResult refusal = report.result("a-guest-refusal-is-a-reason");
-        assertThat(refusal.skipped()).as(refusal.detail()).isTrue();
-        assertThat(refusal.detail()).contains("nothing in this guest can refuse a removal", "uid 0");
-        assertThat(report.skipped()).containsExactly(refusal);
+        if (target.guestDropsToUnprivilegedUser()) {
+            assertThat(refusal.passed()).as(refusal.detail()).isTrue();
+            assertThat(report.skipped()).isEmpty();
+            assertThat(report.passed()).hasSize(Suites.reclaim().probes().size());
+        } else {
+            assertThat(refusal.skipped()).as(refusal.detail()).isTrue();
+            assertThat(refusal.detail()).contains("nothing in this guest can refuse a removal", "uid 0");
+            assertThat(report.skipped()).containsExactly(refusal);
+        }
     }
 
     @Test
@@ -93,28 +110,59 @@ class LifecycleReclaimIsolationSuitesTest {
     }
 
     /**
-     * Declares CONTAINER while its guest sees the host's file system, runs with the host user's
-     * capabilities and has no process limit. Its PID namespace is real, so the process probe passes:
-     * the suite catches the lie without inventing one. The fork bomb is safe here: at most 4096
-     * sleeps, killed with the PID namespace when the bomb's shell exits.
+     * Declares CONTAINER while its guest sees the host's file system. What it really has passes:
+     * its PID namespace hides host processes; a root JVM's guest runs as uid 65534 with no
+     * capabilities and no_new_privs (a user-namespace guest holds namespaced capabilities and fails
+     * those two); and where the host gives it a pids group, that contains the fork bomb. The
+     * file-system boundary it lacks fails, however unprivileged its guest: the sentinel is
+     * world-readable and {@code /tmp} world-writable, so no file permission hides the lie. The fork
+     * bomb is safe here: at most 4096 sleeps, killed with the PID namespace when the bomb's shell
+     * exits.
      */
     @Test
-    void aBackendLyingAboutTheContainerRungFailsTheIsolationProbes(@TempDir Path temp) {
-        ConformanceReport report = Conformance.run(
-                NamespaceShellTarget.create(temp, Isolation.CONTAINER, CLOSED), Suites.isolation());
+    void aBackendLyingAboutTheContainerRungFailsTheFileSystemProbes(@TempDir Path temp) {
+        NamespaceShellTarget lying = NamespaceShellTarget.create(temp, Isolation.CONTAINER, CLOSED);
+        ConformanceReport report = Conformance.run(lying, Suites.isolation());
 
-        assertThat(names(report.failures())).containsExactlyInAnyOrder(
+        List<String> expected = new ArrayList<>(List.of(
                 "a-host-file-is-unreadable",
-                "the-guest-holds-no-capabilities",
-                "the-guest-cannot-gain-privileges",
-                "writes-outside-the-workspace-do-not-persist",
-                "a-fork-bomb-is-contained");
+                "writes-outside-the-workspace-do-not-persist"));
+        if (!lying.guestDropsToUnprivilegedUser()) {
+            expected.addAll(CAPABILITY_PROBES);
+        }
+        if (!NamespaceShellTarget.processLimited()) {
+            expected.add("a-fork-bomb-is-contained");
+        }
+        assertThat(names(report.failures())).containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(report.skipped()).isEmpty();
         assertThat(report.result("a-host-file-is-unreadable").detail()).contains("the guest read the host file");
         assertThat(report.result("writes-outside-the-workspace-do-not-persist").detail())
                 .contains("persisted into the next exec");
-        assertThat(report.result("a-fork-bomb-is-contained").detail()).contains("no process limit");
         assertThat(report.result("a-host-process-is-invisible").passed())
                 .as(report.result("a-host-process-is-invisible").detail()).isTrue();
+    }
+
+    /**
+     * The capability probes can fail: the same lie with a guest that keeps root, every capability
+     * and no no_new_privs fails both. Only those two probes run against it, so this root guest
+     * runs nothing but the suite's set-up in its own storage and reads of its own /proc/self.
+     */
+    @Test
+    void aLyingBackendWhoseGuestRunsAsHostRootFailsTheCapabilityProbes(@TempDir Path temp) {
+        NamespaceShellTarget root = NamespaceShellTarget.create(temp, Isolation.CONTAINER, CLOSED,
+                Flaw.RUNS_AS_HOST_ROOT);
+        Suite capabilityProbes = Suite.builder(IsolationSuite.NAME).gate(Capability.EXEC)
+                .minimumRung(Isolation.CONTAINER)
+                .probes(Suites.isolation().probes().stream().filter(probe -> CAPABILITY_PROBES.contains(probe.name()))
+                        .toList())
+                .build();
+
+        ConformanceReport report = Conformance.run(root, capabilityProbes);
+
+        assertThat(root.guestDropsToUnprivilegedUser()).isFalse();
+        assertThat(names(report.failures())).containsExactlyInAnyOrderElementsOf(CAPABILITY_PROBES);
+        assertThat(report.result("the-guest-holds-no-capabilities").detail()).contains("the guest holds capabilities");
+        assertThat(report.result("the-guest-cannot-gain-privileges").detail()).contains("NoNewPrivs");
     }
 
     @Test

@@ -56,12 +56,15 @@ final class GuestFiles {
     private final Path storage;
     private final String workBase;
     private final boolean followsLinks;
+    /** Who gets what this side creates, so the guest can change and delete what was planted for it. */
+    private final Optional<GuestUser> guestUser;
     private final NoFollowStat noFollowStat = this::kindOf;
 
-    GuestFiles(Path storage, String workBase, boolean followsLinks) {
+    GuestFiles(Path storage, String workBase, boolean followsLinks, Optional<GuestUser> guestUser) {
         this.storage = Objects.requireNonNull(storage, "storage");
         this.workBase = Objects.requireNonNull(workBase, "workBase");
         this.followsLinks = followsLinks;
+        this.guestUser = Objects.requireNonNull(guestUser, "guestUser");
     }
 
     // ---------------------------------------------------------------- the five methods
@@ -84,6 +87,7 @@ final class GuestFiles {
             try {
                 Files.write(temporary, content);
                 Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString(WRITTEN_FILE_PERMISSIONS));
+                handToTheGuest(temporary);
                 // rename(2) replaces a link at the leaf rather than following it.
                 Files.move(temporary, host, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } finally {
@@ -244,7 +248,8 @@ final class GuestFiles {
             Optional<EntryKind> kind = kindOf(directory);
             if (kind.isEmpty()) {
                 try {
-                    Files.createDirectory(host(directory));
+                    Path created = Files.createDirectory(host(directory));
+                    handToTheGuest(created);
                 } catch (FileAlreadyExistsException e) {
                     kind = kindOf(directory);
                 } catch (IOException e) {
@@ -258,6 +263,13 @@ final class GuestFiles {
             if (kind.isPresent() && kind.get() != EntryKind.DIRECTORY && kind.get() != EntryKind.SYMLINK) {
                 throw new SandboxNotADirectory(GuestText.quote(directory) + " is not a directory");
             }
+        }
+    }
+
+    /** Gives a file or directory this side just created to the guest's user, when the guest is not root. */
+    private void handToTheGuest(Path created) throws IOException {
+        if (guestUser.isPresent()) {
+            guestUser.get().own(created);
         }
     }
 

@@ -1,7 +1,6 @@
 package org.sandbox4j.testkit.tck.reference;
 
 import java.io.File;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,7 +33,9 @@ final class NamespaceLauncher {
 
     /**
      * Joins the process limit's group ($4, when not empty), mounts the storage ($1) over the work
-     * base ($2), enters the working directory ($3), then replaces itself with the guest's argv.
+     * base ($2), enters the working directory ($3), then replaces itself with the rest of its
+     * arguments: the guest's argv, behind {@code setpriv} and its fixed flags when the guest drops
+     * to an unprivileged user (the group join and the mount need root; nothing after them does).
      * Mount propagation is private (unshare's default), so the mount never reaches the host.
      */
     private static final String BOOTSTRAP = "if [ -n \"$4\" ]; then echo 0 > \"$4\" || exit " + MOUNT_FAILED_EXIT + "; fi\n"
@@ -46,22 +47,38 @@ final class NamespaceLauncher {
             + "shift 4\n"
             + "exec \"$@\"\n";
     private static final String BOOTSTRAP_NAME = "sandbox4j";
-    private static final List<String> UNSHARE_LOCATIONS = List.of("/usr/bin/unshare", "/bin/unshare");
-    private static final int ROOT_UID = 0;
+    private static final List<String> SYSTEM_BINARIES = List.of("/usr/bin", "/bin");
 
     private final String backendName;
     private final String workBase;
     private final Set<Flaw> flaws;
     private final String unshare;
     private final boolean needsUserNamespace;
+    /** What the guest's argv runs behind: {@code setpriv} and its flags, or nothing. */
+    private final List<String> privilegeDrop;
 
-    NamespaceLauncher(String backendName, String workBase, Set<Flaw> flaws) {
+    /**
+     * @param guestUser who the guest runs as, when it must drop from root; empty when it runs as
+     *                  whoever {@code unshare} leaves it (the invoking user mapped in a user
+     *                  namespace, or, with {@link Flaw#RUNS_AS_HOST_ROOT}, root itself)
+     */
+    NamespaceLauncher(String backendName, String workBase, Set<Flaw> flaws, Optional<GuestUser> guestUser) {
         this.backendName = Objects.requireNonNull(backendName, "backendName");
         this.workBase = Objects.requireNonNull(workBase, "workBase");
         this.flaws = Set.copyOf(flaws);
-        this.unshare = Tools.UNSHARE.orElseThrow(() -> new SandboxException("backend '" + backendName + "' needs "
-                + "unshare(1) from util-linux, which is not installed on this host: install util-linux"));
-        this.needsUserNamespace = !Tools.RUNNING_AS_ROOT;
+        this.unshare = Tools.UNSHARE.orElseThrow(() -> missing("unshare"));
+        this.needsUserNamespace = !GuestUser.JVM_IS_ROOT;
+        List<String> drop = new ArrayList<>();
+        if (guestUser.isPresent()) {
+            drop.add(Tools.SETPRIV.orElseThrow(() -> missing("setpriv")));
+            drop.addAll(guestUser.get().setprivArguments());
+        }
+        this.privilegeDrop = List.copyOf(drop);
+    }
+
+    private SandboxException missing(String tool) {
+        return new SandboxException("backend '" + backendName + "' needs " + tool + "(1) from util-linux, which is "
+                + "not installed on this host: install util-linux");
     }
 
     /**
@@ -95,6 +112,7 @@ final class NamespaceLauncher {
         command.add(workBase);
         command.add(workingDirectory);
         command.add(processLimit.map(Path::toString).orElse(""));
+        command.addAll(privilegeDrop);
         command.addAll(guestArgv);
         return command;
     }
@@ -118,29 +136,22 @@ final class NamespaceLauncher {
 
     /** What this host offers, looked up once. */
     private static final class Tools {
-        static final Optional<String> UNSHARE = findUnshare();
-        static final boolean RUNNING_AS_ROOT = runningAsRoot();
+        static final Optional<String> UNSHARE = find("unshare");
+        static final Optional<String> SETPRIV = find("setpriv");
 
-        private static Optional<String> findUnshare() {
-            List<String> candidates = new ArrayList<>(UNSHARE_LOCATIONS);
+        /** The first executable {@code name} in the system directories, then on the PATH. */
+        private static Optional<String> find(String name) {
+            List<String> directories = new ArrayList<>(SYSTEM_BINARIES);
             String path = System.getenv("PATH");
             if (path != null) {
                 for (String directory : path.split(File.pathSeparator)) {
                     if (!directory.isEmpty()) {
-                        candidates.add(Path.of(directory, "unshare").toString());
+                        directories.add(directory);
                     }
                 }
             }
-            return candidates.stream().filter(candidate -> Files.isExecutable(Path.of(candidate))).findFirst();
-        }
-
-        private static boolean runningAsRoot() {
-            try {
-                // /proc/self belongs to this process's effective uid.
-                return ((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid")) == ROOT_UID;
-            } catch (IOException | UnsupportedOperationException e) {
-                return false;
-            }
+            return directories.stream().map(directory -> Path.of(directory, name))
+                    .filter(Files::isExecutable).map(Path::toString).findFirst();
         }
     }
 }

@@ -3,7 +3,10 @@ package org.sandbox4j.testkit.tck.reference;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -37,8 +40,12 @@ import org.sandbox4j.core.SandboxSpec;
  * Ownership is recorded on disk under the state root, so a second instance over the same root
  * (another replica, a restarted JVM) finds and disposes of what the first created.
  *
- * <p><b>Not a boundary.</b> The guest runs as root with the host's root file system visible (only
- * the work base is private). Where the host allows it, a cgroup {@code pids} limit
+ * <p><b>Not a boundary.</b> The guest sees the host's root file system (only the work base is
+ * private). When this JVM is root, the guest runs as the unprivileged {@link GuestUser} with no
+ * capabilities and {@code no_new_privs}, so it can write only what any unprivileged user can
+ * (world-writable directories such as {@code /tmp}) and what its own storage holds; otherwise it
+ * is the invoking user, mapped to root in a user namespace. Where the host allows it, a cgroup
+ * {@code pids} limit
  * ({@value ProcessLimit#MAX_PROCESSES} processes per sandbox) keeps a fork bomb from taking the
  * machine down; it is a safety net, never declared. It exists to prove that the conformance probes
  * pass on an honest backend and fail on deliberately broken ones ({@link Flaw}); it declares
@@ -57,7 +64,13 @@ public final class NamespaceShellBackend implements SandboxBackend {
         /** {@code dispose} and {@code disposeScope} answer from this instance's memory, not the on-disk record. */
         REMEMBERS_IN_MEMORY_ONLY,
         /** No network namespace: the guest shares the host's network. */
-        SHARES_HOST_NETWORK
+        SHARES_HOST_NETWORK,
+        /**
+         * A root JVM's guest keeps root with every capability and without {@code no_new_privs}: only
+         * for proving the capability probes can fail. Run nothing against it that could write
+         * outside its storage: it can write the whole host.
+         */
+        RUNS_AS_HOST_ROOT
     }
 
     /** The name of an honest instance; a flawed one appends its flaws. */
@@ -65,6 +78,7 @@ public final class NamespaceShellBackend implements SandboxBackend {
 
     private static final System.Logger LOG = System.getLogger(NamespaceShellBackend.class.getName());
     private static final String SANDBOXES = "sandboxes";
+    private static final String PRIVATE_DIRECTORY = "rwx------";
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
             Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE));
 
@@ -74,6 +88,8 @@ public final class NamespaceShellBackend implements SandboxBackend {
     private final BackendDeclarations declarations;
     private final Set<Flaw> flaws;
     private final NamespaceLauncher launcher;
+    /** Who the guest runs as and owns its storage, when it must drop from root. */
+    private final Optional<GuestUser> guestUser;
     private final Map<String, Object> locksById = new ConcurrentHashMap<>();
     /** Only consulted with {@link Flaw#REMEMBERS_IN_MEMORY_ONLY}: what this instance created, by id. */
     private final Map<String, SandboxKey> createdHere = new ConcurrentHashMap<>();
@@ -105,13 +121,39 @@ public final class NamespaceShellBackend implements SandboxBackend {
                 .egressModes(egressModes)
                 .osFamilies(OsFamily.POSIX)
                 .build();
-        this.launcher = new NamespaceLauncher(name, workBase, this.flaws);
+        this.guestUser = GuestUser.forGuestWith(this.flaws);
+        this.launcher = new NamespaceLauncher(name, workBase, this.flaws, guestUser);
         try {
             Files.createDirectories(sandboxesRoot);
+            // Guests share one uid: none may reach another's storage through the host path.
+            Files.setPosixFilePermissions(sandboxesRoot, PosixFilePermissions.fromString(PRIVATE_DIRECTORY));
             // The mount point must exist on the host; it stays empty there.
             Files.createDirectories(Path.of(workBase));
         } catch (IOException e) {
             throw new SandboxException("backend '" + name + "' could not prepare its state directory: " + ErrorDetail.of(e), e);
+        }
+        if (guestUser.isPresent()) {
+            refuseUnsearchableAncestors(Path.of(workBase));
+        }
+    }
+
+    /**
+     * The unprivileged guest resolves absolute paths under the work base, so every directory above
+     * it must let other users search it (the work base itself is covered by the storage's mount).
+     */
+    private void refuseUnsearchableAncestors(Path workBasePath) {
+        for (Path directory = workBasePath.getParent(); directory != null; directory = directory.getParent()) {
+            try {
+                if (!Files.getPosixFilePermissions(directory, LinkOption.NOFOLLOW_LINKS)
+                        .contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                    throw new SandboxException("backend '" + name + "' runs its guest as uid " + GuestUser.UNPRIVILEGED_ID
+                            + ", which cannot reach the work base " + workBase + " through " + directory
+                            + ": let other users search it (chmod o+x) or choose a work base under one they can");
+                }
+            } catch (IOException e) {
+                throw new SandboxException("backend '" + name + "' could not check the work base's ancestors: "
+                        + ErrorDetail.of(e), e);
+            }
         }
     }
 
@@ -154,12 +196,17 @@ public final class NamespaceShellBackend implements SandboxBackend {
             try {
                 Path storage = sandboxDirectory.resolve(OwnershipRecord.STORAGE);
                 Files.createDirectories(storage);
+                // The storage is the guest's work base: it must be the guest's to write in.
+                if (guestUser.isPresent()) {
+                    guestUser.get().own(storage);
+                }
                 Path record = sandboxDirectory.resolve(OwnershipRecord.FILE_NAME);
                 if (!Files.exists(record)) {
                     OwnershipRecord.of(key, spec.kind()).writeAtomically(record);
                     createdHere.put(id, key);
                 }
-                return new NamespaceShellSandbox(storage, ProcessLimit.procsFileFor(id), workBase, flaws, launcher);
+                return new NamespaceShellSandbox(storage, ProcessLimit.procsFileFor(id), workBase, flaws, guestUser,
+                        launcher);
             } catch (IOException | UncheckedIOException e) {
                 throw new SandboxException("backend '" + name + "' could not create its sandbox: " + ErrorDetail.of(e), e);
             }

@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,6 +64,8 @@ class NamespaceShellBackendTest {
     private static final SandboxKey KEY = new SandboxKey("scope-a", "thread-a", "agent-a");
     private static final long READ_CAP = 1024;
     private static final Duration INTERRUPT_AFTER = Duration.ofMillis(300);
+    /** A host directory anyone may enter and list, and only its owner (root) may write. */
+    private static final String ROOT_ONLY_WRITABLE = "rwxr-xr-x";
 
     @TempDir
     Path tempDir;
@@ -194,20 +197,28 @@ class NamespaceShellBackendTest {
         assertThat(result.elapsed()).isLessThan(TIMEOUT);
     }
 
+    /**
+     * The children's markers go in the working directory, which the guest can write whoever it
+     * runs as: a marker it could never have written would pass this test without any kill.
+     */
     @Test
     void aTimeoutKillsDoubleForkedAndSetsidChildren() throws Exception {
         Sandbox sandbox = acquire(target, KEY);
-        Path doubleForked = tempDir.resolve("double-forked-" + UUID.randomUUID());
-        Path setsid = tempDir.resolve("setsid-" + UUID.randomUUID());
+        String doubleForked = "double-forked-" + UUID.randomUUID();
+        String setsid = "setsid-" + UUID.randomUUID();
+        assertThat(run(sandbox, Command.argv("touch", doubleForked + ".control")).exitCode())
+                .as("positive control: the guest writes where the children would").isZero();
         long start = System.nanoTime();
 
-        assertThatThrownBy(() -> sandbox.exec(escapingChildren(doubleForked, setsid), options().withTimeout(SHORT_TIMEOUT)))
+        assertThatThrownBy(() -> sandbox.exec(escapingChildren(work + "/" + doubleForked, work + "/" + setsid),
+                options().withTimeout(SHORT_TIMEOUT)))
                 .isInstanceOf(SandboxTimeoutException.class);
 
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(SHORT_TIMEOUT.plusSeconds(5));
         Thread.sleep(MARKER_WAIT.toMillis());
-        assertThat(doubleForked).doesNotExist();
-        assertThat(setsid).doesNotExist();
+        assertThat(sandbox.stat(doubleForked + ".control", work)).isPresent();
+        assertThat(sandbox.stat(doubleForked, work)).isEmpty();
+        assertThat(sandbox.stat(setsid, work)).isEmpty();
     }
 
     @Test
@@ -215,19 +226,20 @@ class NamespaceShellBackendTest {
         NamespaceShellTarget flawed = flawed(Flaw.KILLS_ONLY_DIRECT_CHILD);
         Sandbox sandbox = acquire(flawed, KEY);
         String unique = UUID.randomUUID().toString();
-        Path doubleForked = tempDir.resolve("double-forked-" + unique);
-        Path setsid = tempDir.resolve("setsid-" + unique);
+        String doubleForked = "double-forked-" + unique;
+        String setsid = "setsid-" + unique;
         try {
-            assertThatThrownBy(() -> sandbox.exec(escapingChildren(doubleForked, setsid),
+            assertThatThrownBy(() -> sandbox.exec(escapingChildren(work + "/" + doubleForked, work + "/" + setsid),
                     options().withTimeout(SHORT_TIMEOUT)))
                     .isInstanceOf(SandboxTimeoutException.class);
 
             long deadline = System.nanoTime() + MARKER_WAIT.toNanos();
-            while ((Files.notExists(doubleForked) || Files.notExists(setsid)) && System.nanoTime() < deadline) {
+            while ((sandbox.stat(doubleForked, work).isEmpty() || sandbox.stat(setsid, work).isEmpty())
+                    && System.nanoTime() < deadline) {
                 Thread.sleep(100);
             }
-            assertThat(doubleForked).exists();
-            assertThat(setsid).exists();
+            assertThat(sandbox.stat(doubleForked, work)).isPresent();
+            assertThat(sandbox.stat(setsid, work)).isPresent();
         } finally {
             ProcessCleanup.killProcessesMentioning(unique);
         }
@@ -267,6 +279,63 @@ class NamespaceShellBackendTest {
         assertThat(group).startsWith("/sandbox4j-namespace-shell-");
         assertThat(controller.resolve(group.substring(1)).resolve("pids.max"))
                 .hasContent(Integer.toString(ProcessLimit.MAX_PROCESSES));
+    }
+
+    // ---------------------------------------------------------------- the guest's user
+
+    @Test
+    void aRootJvmsGuestIsTheUnprivilegedUserWithNoCapabilities() {
+        assumeTrue(target.guestDropsToUnprivilegedUser(), "the JVM is not root: its guest is the invoking user");
+        Sandbox sandbox = acquire(target, KEY);
+        String unprivileged = Integer.toString(GuestUser.UNPRIVILEGED_ID);
+
+        assertThat(run(sandbox, Command.argv("id", "-u")).stdoutText().strip()).isEqualTo(unprivileged);
+        assertThat(run(sandbox, Command.argv("id", "-g")).stdoutText().strip()).isEqualTo(unprivileged);
+        assertThat(run(sandbox, Command.argv("id", "-G")).stdoutText().strip()).isEqualTo(unprivileged);
+        assertThat(run(sandbox, Command.argv("cat", "/proc/self/status")).stdoutText().lines())
+                .contains("CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapBnd:\t0000000000000000",
+                        "CapAmb:\t0000000000000000", "NoNewPrivs:\t1");
+    }
+
+    /** The guest can still reach the directory (a positive control), so the refusal is the permission's. */
+    @Test
+    void aRootJvmsGuestCannotWriteARootOwnedHostDirectory() throws IOException {
+        assumeTrue(target.guestDropsToUnprivilegedUser(), "the JVM is not root: its guest is the invoking user");
+        Sandbox sandbox = acquire(target, KEY);
+        Path hostDirectory = Files.createTempDirectory(tempDir, "root-owned-");
+        Files.setPosixFilePermissions(hostDirectory, PosixFilePermissions.fromString(ROOT_ONLY_WRITABLE));
+        Path attempted = hostDirectory.resolve("planted-by-the-guest");
+
+        assertThat(guestTest(sandbox, "-d", hostDirectory.toString())).isTrue();
+        ExecResult touch = run(sandbox, Command.argv("touch", attempted.toString()));
+
+        assertThat(touch.exitCode()).isNotZero();
+        assertThat(touch.stderrText()).contains("Permission denied");
+        assertThat(attempted).doesNotExist();
+        try (Stream<Path> children = Files.list(hostDirectory)) {
+            assertThat(children).isEmpty();
+        }
+    }
+
+    @Test
+    void aRootJvmsGuestOwnsAndCanChangeEverythingTheHostSidePlanted() {
+        assumeTrue(target.guestDropsToUnprivilegedUser(), "the JVM is not root: its guest is the invoking user");
+        Sandbox sandbox = acquire(target, KEY);
+        sandbox.writeFile("planted/deeper/file.txt", "planted".getBytes(StandardCharsets.UTF_8), work);
+        sandbox.writeFile("at-the-base.txt", "base".getBytes(StandardCharsets.UTF_8), target.workBase());
+        String owner = GuestUser.UNPRIVILEGED_ID + ":" + GuestUser.UNPRIVILEGED_ID;
+
+        ExecResult owners = run(sandbox, Command.argv("stat", "-c", "%u:%g", target.workBase(), "planted",
+                "planted/deeper", "planted/deeper/file.txt", target.workBase() + "/at-the-base.txt"));
+        ExecResult changed = run(sandbox, Command.shell("cat planted/deeper/file.txt && printf changed > "
+                + "planted/deeper/file.txt && cat planted/deeper/file.txt && rm planted/deeper/file.txt && "
+                + "rmdir planted/deeper planted && rm ../at-the-base.txt"));
+
+        assertThat(owners.stdoutText().lines()).containsExactly(owner, owner, owner, owner, owner);
+        assertThat(changed.exitCode()).as(changed.stderrText()).isZero();
+        assertThat(changed.stdoutText()).isEqualTo("plantedchanged");
+        assertThat(sandbox.stat("planted", work)).isEmpty();
+        assertThat(sandbox.stat("at-the-base.txt", target.workBase())).isEmpty();
     }
 
     // ---------------------------------------------------------------- files
@@ -499,11 +568,11 @@ class NamespaceShellBackendTest {
         assertThat(planted.exitCode()).as(planted.stderrText()).isZero();
     }
 
-    private static Command escapingChildren(Path doubleForked, Path setsid) {
+    private static Command escapingChildren(String doubleForked, String setsid) {
         String script = "(sh -c 'sleep \"$1\"; touch \"$2\"' child " + CHILD_DELAY_SECONDS + " \"$1\" >/dev/null 2>&1 &)\n"
                 + "setsid sh -c 'sleep \"$1\"; touch \"$2\"' child " + CHILD_DELAY_SECONDS + " \"$2\" >/dev/null 2>&1 &\n"
                 + "exec sleep 30\n";
-        return Command.argv("sh", "-c", script, "parent", doubleForked.toString(), setsid.toString());
+        return Command.argv("sh", "-c", script, "parent", doubleForked, setsid);
     }
 
     private static String someHostVariable() {

@@ -25,11 +25,11 @@ final class NamespaceShellSandbox implements Sandbox {
     private final GuestFiles files;
 
     NamespaceShellSandbox(Path storage, Optional<Path> processLimit, String workBase, Set<Flaw> flaws,
-            NamespaceLauncher launcher) {
+            Optional<GuestUser> guestUser, NamespaceLauncher launcher) {
         this.storage = Objects.requireNonNull(storage, "storage");
         this.processLimit = Objects.requireNonNull(processLimit, "processLimit");
         this.launcher = Objects.requireNonNull(launcher, "launcher");
-        this.files = new GuestFiles(storage, workBase, flaws.contains(Flaw.FOLLOWS_SYMLINKS));
+        this.files = new GuestFiles(storage, workBase, flaws.contains(Flaw.FOLLOWS_SYMLINKS), guestUser);
     }
 
     @Override

@@ -3,7 +3,9 @@ package org.sandbox4j.testkit.tck.reference;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
@@ -43,22 +45,40 @@ public final class NamespaceShellTarget implements ConformanceTarget {
      * A target under {@code tempDir} declaring {@code declared} and {@code egress}, with the given flaws.
      *
      * @param tempDir a host directory the test owns (a JUnit {@code @TempDir}); its real path is used,
-     *                so the guest's ancestor walk never meets a host-side link
+     *                so the guest's ancestor walk never meets a host-side link. When the JVM is
+     *                root, it and the directories down to the work base are made searchable by
+     *                other users (the unprivileged guest); its own ancestors must already be,
+     *                or the backend refuses to start
      */
     public static NamespaceShellTarget create(Path tempDir, Isolation declared, Set<Egress> egress, Flaw... flaws) {
         Objects.requireNonNull(tempDir, "tempDir");
         Objects.requireNonNull(declared, "declared");
         Objects.requireNonNull(egress, "egress");
         try {
-            Path stateRoot = tempDir.toRealPath().resolve(STATE);
+            Path owned = tempDir.toRealPath();
+            Path stateRoot = owned.resolve(STATE);
             Path workBase = stateRoot.resolve(MOUNT_POINTS).resolve(WORK);
             Files.createDirectories(workBase);
+            if (GuestUser.JVM_IS_ROOT) {
+                // An unprivileged guest reaches its work base by absolute path; a JUnit temp dir is 0700.
+                for (Path directory : List.of(owned, stateRoot, workBase.getParent())) {
+                    letOthersSearch(directory);
+                }
+            }
             Set<Flaw> flawSet = flaws.length == 0 ? EnumSet.noneOf(Flaw.class) : EnumSet.copyOf(List.of(flaws));
             Set<Egress> egressSet = egress.isEmpty() ? EnumSet.noneOf(Egress.class) : EnumSet.copyOf(egress);
             return new NamespaceShellTarget(stateRoot, workBase.toString(), declared, egressSet, flawSet);
         } catch (IOException e) {
             throw new UncheckedIOException("could not prepare the namespace-shell state directory", e);
         }
+    }
+
+    /** Adds search (never read or write) for other users, so a path through the directory resolves for them. */
+    private static void letOthersSearch(Path directory) throws IOException {
+        Set<PosixFilePermission> permissions = EnumSet.copyOf(Files.getPosixFilePermissions(directory,
+                LinkOption.NOFOLLOW_LINKS));
+        permissions.add(PosixFilePermission.OTHERS_EXECUTE);
+        Files.setPosixFilePermissions(directory, permissions);
     }
 
     /**
@@ -79,6 +99,21 @@ public final class NamespaceShellTarget implements ConformanceTarget {
     @Override
     public String workBase() {
         return workBase;
+    }
+
+    /**
+     * Whether this target's guests run as the unprivileged {@code 65534:65534} with no capabilities
+     * and {@code no_new_privs}: when the JVM is root, unless the target has
+     * {@link Flaw#RUNS_AS_HOST_ROOT}. Otherwise the guest is whoever {@code unshare} leaves: the
+     * invoking user mapped to root in a user namespace (holding namespaced capabilities), or root.
+     */
+    public boolean guestDropsToUnprivilegedUser() {
+        return GuestUser.forGuestWith(flaws).isPresent();
+    }
+
+    /** Whether this host lets each sandbox run under a process limit (a cgroup pids group). */
+    public static boolean processLimited() {
+        return ProcessLimit.available();
     }
 
     /** The host directory holding every sandbox's storage and ownership record. */

@@ -29,12 +29,17 @@ final class ProcessLimit {
     private ProcessLimit() {
     }
 
+    /** Whether this host gives us a writable pids controller to make groups in. */
+    static boolean available() {
+        return Files.isWritable(PIDS_CONTROLLER);
+    }
+
     /**
      * The {@code cgroup.procs} file of the sandbox's group, created if needed; empty when this host
      * gives us no writable pids controller.
      */
     static Optional<Path> procsFileFor(String sandboxId) {
-        if (!Files.isWritable(PIDS_CONTROLLER)) {
+        if (!available()) {
             return Optional.empty();
         }
         Path group = PIDS_CONTROLLER.resolve(PREFIX + sandboxId);
