@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.sandbox4j.testkit.ForwardingBackend;
 import org.sandbox4j.testkit.InMemoryBackend;
 import org.sandbox4j.testkit.InMemoryBackend.Purge;
 
@@ -148,13 +149,13 @@ class SandboxRouterTest {
 
         @Test
         void aBackendWithoutDeclarationsIsRefused() {
-            SandboxBackend silent = new DelegatingBackend(backend("silent", Isolation.VM)) {
+            SandboxBackend silent = new ForwardingBackend(backend("silent", Isolation.VM)) {
                 @Override
                 public BackendDeclarations declarations() {
                     return null;
                 }
             };
-            SandboxBackend broken = new DelegatingBackend(backend("broken", Isolation.VM)) {
+            SandboxBackend broken = new ForwardingBackend(backend("broken", Isolation.VM)) {
                 @Override
                 public BackendDeclarations declarations() {
                     throw new IllegalStateException("boom");
@@ -520,42 +521,8 @@ class SandboxRouterTest {
         }
     }
 
-    /** Forwards everything to an in-memory backend. */
-    private static class DelegatingBackend implements SandboxBackend {
-        final InMemoryBackend delegate;
-
-        DelegatingBackend(InMemoryBackend delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public String name() {
-            return delegate.name();
-        }
-
-        @Override
-        public BackendDeclarations declarations() {
-            return delegate.declarations();
-        }
-
-        @Override
-        public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
-            return delegate.acquire(key, spec);
-        }
-
-        @Override
-        public void dispose(SandboxKey key) {
-            delegate.dispose(key);
-        }
-
-        @Override
-        public int disposeScope(String scope, String threadId) {
-            return delegate.disposeScope(scope, threadId);
-        }
-    }
-
     /** A backend whose provider fails every disposal (a contract breach the router must contain). */
-    private static final class FailingDisposal extends DelegatingBackend {
+    private static final class FailingDisposal extends ForwardingBackend {
         FailingDisposal(InMemoryBackend delegate) {
             super(delegate);
         }

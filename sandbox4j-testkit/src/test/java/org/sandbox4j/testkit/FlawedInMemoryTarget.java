@@ -6,12 +6,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
-import org.sandbox4j.core.Command;
 import org.sandbox4j.core.EntryKind;
-import org.sandbox4j.core.ExecOptions;
-import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEntry;
@@ -59,30 +55,10 @@ final class FlawedInMemoryTarget implements ConformanceTarget {
     public SandboxBackend newBackend() {
         InMemoryBackend inner = InMemoryBackend.builder().name("flawed-" + flaw.name().toLowerCase())
                 .capabilities(capabilities.toArray(new Capability[0])).build();
-        return new SandboxBackend() {
-            @Override
-            public String name() {
-                return inner.name();
-            }
-
-            @Override
-            public BackendDeclarations declarations() {
-                return inner.declarations();
-            }
-
+        return new ForwardingBackend(inner) {
             @Override
             public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
                 return new FlawedSandbox(inner.acquire(key, spec), flaw);
-            }
-
-            @Override
-            public void dispose(SandboxKey key) {
-                inner.dispose(key);
-            }
-
-            @Override
-            public int disposeScope(String scope, String threadId) {
-                return inner.disposeScope(scope, threadId);
             }
         };
     }
@@ -92,11 +68,12 @@ final class FlawedInMemoryTarget implements ConformanceTarget {
         return new InMemoryGuestSide(((FlawedSandbox) sandbox).inner);
     }
 
-    private static final class FlawedSandbox implements Sandbox {
+    private static final class FlawedSandbox extends ForwardingSandbox {
         private final InMemorySandbox inner;
         private final Flaw flaw;
 
         FlawedSandbox(InMemorySandbox inner, Flaw flaw) {
+            super(inner);
             this.inner = inner;
             this.flaw = flaw;
         }
@@ -114,16 +91,6 @@ final class FlawedInMemoryTarget implements ConformanceTarget {
                 }
             }
             inner.writeFile(path, content, workingDirectory);
-        }
-
-        @Override
-        public ExecResult exec(Command command, ExecOptions options) {
-            return inner.exec(command, options);
-        }
-
-        @Override
-        public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-            return inner.stat(path, workingDirectory);
         }
 
         @Override

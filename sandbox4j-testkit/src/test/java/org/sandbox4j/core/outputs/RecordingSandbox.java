@@ -8,17 +8,16 @@ import java.util.function.UnaryOperator;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.testkit.ForwardingSandbox;
 import org.sandbox4j.testkit.InMemorySandbox;
 
 /**
  * Wraps an {@link InMemorySandbox} and records every pull-surface call in order, so a test can
  * assert the phase order. Hooks let a test make the sandbox misreport sizes or misbehave on read.
  */
-final class RecordingSandbox implements Sandbox {
+final class RecordingSandbox extends ForwardingSandbox {
 
-    private final InMemorySandbox delegate;
     private final List<String> calls = new ArrayList<>();
     private UnaryOperator<Optional<SandboxEntry>> statHook = UnaryOperator.identity();
     private ReadHook readHook;
@@ -30,7 +29,7 @@ final class RecordingSandbox implements Sandbox {
     }
 
     RecordingSandbox(InMemorySandbox delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     RecordingSandbox onStat(UnaryOperator<Optional<SandboxEntry>> hook) {
@@ -50,25 +49,25 @@ final class RecordingSandbox implements Sandbox {
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
         calls.add("write " + path);
-        delegate.writeFile(path, content, workingDirectory);
+        super.writeFile(path, content, workingDirectory);
     }
 
     @Override
     public ExecResult exec(Command command, ExecOptions options) {
         calls.add("exec " + command.toShellLine());
-        return delegate.exec(command, options);
+        return super.exec(command, options);
     }
 
     @Override
     public Optional<SandboxEntry> stat(String path, String workingDirectory) {
         calls.add("stat " + path + " in " + workingDirectory);
-        return statHook.apply(delegate.stat(path, workingDirectory));
+        return statHook.apply(super.stat(path, workingDirectory));
     }
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
         calls.add("read " + path + " in " + workingDirectory + " max " + maxBytes);
-        return readHook == null ? delegate.readFile(path, workingDirectory, maxBytes)
+        return readHook == null ? super.readFile(path, workingDirectory, maxBytes)
                 : readHook.read(path, workingDirectory, maxBytes);
     }
 }

@@ -1,18 +1,11 @@
 package org.sandbox4j.testkit.tck;
 
-import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
 import java.util.function.UnaryOperator;
-import org.sandbox4j.core.BackendDeclarations;
-import org.sandbox4j.core.Command;
-import org.sandbox4j.core.ExecOptions;
-import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
-import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.testkit.ForwardingBackend;
 
 /**
  * Deliberately broken wrappers around a real target, for proving that a probe can fail on the
@@ -49,15 +42,10 @@ final class BrokenTargets {
             @Override
             public SandboxBackend newBackend() {
                 SandboxBackend backend = real.newBackend();
-                return new SandboxBackend() {
+                return new ForwardingBackend(backend) {
                     @Override
                     public String name() {
                         return backend.name() + "-broken";
-                    }
-
-                    @Override
-                    public BackendDeclarations declarations() {
-                        return backend.declarations();
                     }
 
                     @Override
@@ -94,49 +82,5 @@ final class BrokenTargets {
                 return real.guestSide(sandbox);
             }
         };
-    }
-
-    /** Passes every call through. */
-    private static class ForwardingSandbox implements Sandbox {
-        private final Sandbox delegate;
-
-        ForwardingSandbox(Sandbox delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public void writeFile(String path, byte[] content, String workingDirectory) {
-            delegate.writeFile(path, content, workingDirectory);
-        }
-
-        @Override
-        public ExecResult exec(Command command, ExecOptions options) {
-            return delegate.exec(command, options);
-        }
-
-        @Override
-        public ExecResult runCode(String code, Duration timeout) {
-            return delegate.runCode(code, timeout);
-        }
-
-        @Override
-        public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-            return delegate.stat(path, workingDirectory);
-        }
-
-        @Override
-        public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-            return delegate.readFile(path, workingDirectory, maxBytes);
-        }
-
-        @Override
-        public List<SandboxEntry> listDir(String path, String workingDirectory) {
-            return delegate.listDir(path, workingDirectory);
-        }
-
-        @Override
-        public void remove(String path, String workingDirectory, boolean recursive) {
-            delegate.remove(path, workingDirectory, recursive);
-        }
     }
 }

@@ -15,7 +15,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecOptions;
@@ -25,6 +24,8 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.testkit.ForwardingBackend;
+import org.sandbox4j.testkit.ForwardingSandbox;
 import org.sandbox4j.testkit.InMemoryBackend;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellTarget;
@@ -209,45 +210,29 @@ class EgressSuitesTest {
     }
 
     /** Gives every exec extra variables, as a backend that points its guest at a proxy does. */
-    private record EnvironmentBackend(SandboxBackend backend, Map<String, String> variables)
-            implements SandboxBackend {
+    private static final class EnvironmentBackend extends ForwardingBackend {
+        private final Map<String, String> variables;
 
-        @Override
-        public String name() {
-            return backend.name() + "+proxy";
+        EnvironmentBackend(SandboxBackend backend, Map<String, String> variables) {
+            super(backend);
+            this.variables = variables;
         }
 
         @Override
-        public BackendDeclarations declarations() {
-            return backend.declarations();
+        public String name() {
+            return super.name() + "+proxy";
         }
 
         @Override
         public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
-            Sandbox sandbox = backend.acquire(key, spec);
-            return new Sandbox() {
-                @Override
-                public void writeFile(String path, byte[] content, String workingDirectory) {
-                    sandbox.writeFile(path, content, workingDirectory);
-                }
-
+            return new ForwardingSandbox(super.acquire(key, spec)) {
                 @Override
                 public ExecResult exec(Command command, ExecOptions options) {
                     Map<String, String> environment = new LinkedHashMap<>(variables);
                     environment.putAll(options.environment());
-                    return sandbox.exec(command, options.withEnvironment(environment));
+                    return super.exec(command, options.withEnvironment(environment));
                 }
             };
-        }
-
-        @Override
-        public void dispose(SandboxKey key) {
-            backend.dispose(key);
-        }
-
-        @Override
-        public int disposeScope(String scope, String threadId) {
-            return backend.disposeScope(scope, threadId);
         }
     }
 }

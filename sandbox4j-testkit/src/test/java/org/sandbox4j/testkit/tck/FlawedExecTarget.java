@@ -4,7 +4,6 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
@@ -12,6 +11,8 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.testkit.ForwardingBackend;
+import org.sandbox4j.testkit.ForwardingSandbox;
 
 /**
  * Wraps a correct target and breaks one exec behaviour, so each EXEC probe can be shown to fail.
@@ -131,30 +132,15 @@ final class FlawedExecTarget implements ConformanceTarget {
     @Override
     public SandboxBackend newBackend() {
         SandboxBackend backend = honest.newBackend();
-        return new SandboxBackend() {
+        return new ForwardingBackend(backend) {
             @Override
             public String name() {
                 return backend.name() + "+" + flaw;
             }
 
             @Override
-            public BackendDeclarations declarations() {
-                return backend.declarations();
-            }
-
-            @Override
             public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
                 return new FlawedSandbox(backend.acquire(key, spec), flaw);
-            }
-
-            @Override
-            public void dispose(SandboxKey key) {
-                backend.dispose(key);
-            }
-
-            @Override
-            public int disposeScope(String scope, String threadId) {
-                return backend.disposeScope(scope, threadId);
             }
         };
     }
@@ -162,7 +148,7 @@ final class FlawedExecTarget implements ConformanceTarget {
     /** Plants and verifies through the honest sandbox: verification never trusts the flawed exec. */
     @Override
     public GuestSide guestSide(Sandbox sandbox) {
-        return honest.guestSide(((FlawedSandbox) sandbox).honest);
+        return honest.guestSide(((FlawedSandbox) sandbox).honest());
     }
 
     @Override
@@ -176,23 +162,21 @@ final class FlawedExecTarget implements ConformanceTarget {
     }
 
     /** The honest sandbox, with {@link ExecFlaw} applied to each exec. */
-    private static final class FlawedSandbox implements Sandbox {
-        private final Sandbox honest;
+    private static final class FlawedSandbox extends ForwardingSandbox {
         private final ExecFlaw flaw;
 
         FlawedSandbox(Sandbox honest, ExecFlaw flaw) {
-            this.honest = honest;
+            super(honest);
             this.flaw = flaw;
         }
 
-        @Override
-        public void writeFile(String path, byte[] content, String workingDirectory) {
-            honest.writeFile(path, content, workingDirectory);
+        Sandbox honest() {
+            return delegate();
         }
 
         @Override
         public ExecResult exec(Command command, ExecOptions options) {
-            return flaw.result(honest.exec(flaw.command(command), flaw.options(options)));
+            return flaw.result(super.exec(flaw.command(command), flaw.options(options)));
         }
     }
 }
