@@ -35,10 +35,12 @@ class HostToolRunConcurrencyTest {
     void bodiesHoldingTheirSlotsKeepEveryOtherDispatchOut() throws Exception {
         int responseCap = 5;
         AtomicInteger entered = new AtomicInteger();
+        CountDownLatch admitted = new CountDownLatch(responseCap);
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch refused = new CountDownLatch(THREADS - responseCap);
         HostTool blocking = HostTool.builder().body(arguments -> {
             entered.incrementAndGet();
+            admitted.countDown();
             release.await();
             return "ok";
         }).build();
@@ -62,7 +64,10 @@ class HostToolRunConcurrencyTest {
         start.countDown();
 
         // While the admitted bodies are all still blocked, every other dispatch has been refused.
+        // A refused dispatch may finish before an admitted one has entered its body (its slot is
+        // reserved first), so wait for both before counting.
         assertThat(refused.await(GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
+        assertThat(admitted.await(GUARD_SECONDS, TimeUnit.SECONDS)).isTrue();
         assertThat(entered).hasValue(responseCap);
         release.countDown();
 
