@@ -205,8 +205,9 @@ public final class NamespaceShellBackend implements SandboxBackend {
                     OwnershipRecord.of(key, spec.kind()).writeAtomically(record);
                     createdHere.put(id, key);
                 }
-                return new NamespaceShellSandbox(storage, ProcessLimit.procsFileFor(id), workBase, flaws, guestUser,
-                        launcher);
+                Optional<Path> processLimit =
+                        ProcessLimit.procsFileFor(OwnershipRecord.processGroupOf(sandboxesRoot, id));
+                return new NamespaceShellSandbox(storage, processLimit, workBase, flaws, guestUser, launcher);
             } catch (IOException | UncheckedIOException e) {
                 throw new SandboxException("backend '" + name + "' could not create its sandbox: " + ErrorDetail.of(e), e);
             }
@@ -313,7 +314,7 @@ public final class NamespaceShellBackend implements SandboxBackend {
             try {
                 boolean existed = Files.deleteIfExists(sandboxDirectory.resolve(OwnershipRecord.FILE_NAME));
                 HostTrees.deleteRecursively(sandboxDirectory, false);
-                ProcessLimit.remove(id);
+                ProcessLimit.remove(OwnershipRecord.processGroupOf(sandboxesRoot, id));
                 return existed;
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not delete a sandbox: "

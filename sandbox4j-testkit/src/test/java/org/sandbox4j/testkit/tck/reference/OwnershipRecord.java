@@ -61,8 +61,20 @@ record OwnershipRecord(String scopeHash, String threadHash, String agentDirHash,
      * so no two different label tuples share an encoding.
      */
     static String idOf(SandboxKey key, String kind) {
+        return digestOf(key.scope(), key.threadId(), key.agentDir(), kind);
+    }
+
+    /**
+     * A host-wide name for a sandbox's process group: its id alone would collide between two
+     * backends (two builds on one machine) whose sandboxes share a key.
+     */
+    static String processGroupOf(Path sandboxesRoot, String id) {
+        return digestOf(sandboxesRoot.toAbsolutePath().toString(), id);
+    }
+
+    private static String digestOf(String... labels) {
         MessageDigest digest = sha256Digest();
-        for (String label : new String[] {key.scope(), key.threadId(), key.agentDir(), kind}) {
+        for (String label : labels) {
             byte[] bytes = label.getBytes(StandardCharsets.UTF_8);
             digest.update(ByteBuffer.allocate(Integer.BYTES).putInt(bytes.length).array());
             digest.update(bytes);
