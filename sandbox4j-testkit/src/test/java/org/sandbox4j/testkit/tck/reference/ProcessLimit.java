@@ -38,11 +38,11 @@ final class ProcessLimit {
      * The {@code cgroup.procs} file of the sandbox's group, created if needed; empty when this host
      * gives us no writable pids controller.
      */
-    static Optional<Path> procsFileFor(String group) {
+    static Optional<Path> procsFileFor(String groupName) {
         if (!available()) {
             return Optional.empty();
         }
-        Path group = PIDS_CONTROLLER.resolve(PREFIX + group);
+        Path group = PIDS_CONTROLLER.resolve(PREFIX + groupName);
         try {
             Files.createDirectories(group);
             Files.writeString(group.resolve(MAX), Integer.toString(MAX_PROCESSES), StandardCharsets.US_ASCII);
@@ -57,8 +57,8 @@ final class ProcessLimit {
      * Kills whatever still runs in the sandbox's group (as removing a container would), then
      * removes the group once the kernel has let go of it; best effort.
      */
-    static void remove(String group) {
-        Path group = PIDS_CONTROLLER.resolve(PREFIX + group);
+    static void remove(String groupName) {
+        Path group = PIDS_CONTROLLER.resolve(PREFIX + groupName);
         long deadline = System.nanoTime() + REMOVAL_PATIENCE.toNanos();
         while (Files.isDirectory(group)) {
             killMembers(group);
