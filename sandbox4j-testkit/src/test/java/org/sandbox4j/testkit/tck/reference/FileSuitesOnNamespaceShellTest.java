@@ -3,6 +3,7 @@ package org.sandbox4j.testkit.tck.reference;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,12 @@ class FileSuitesOnNamespaceShellTest {
                     "a-linked-working-directory",
                     "a-linked-ancestor-of-the-working-directory"));
 
+    /**
+     * Without the walk, whether a path below a plain file reads as "not a directory" or as "nothing
+     * there" is up to the JDK's error mapping (JDK 17 and 25 differ); either way the flaw is the cause.
+     */
+    private static final List<String> MAY_ALSO_FAIL_WITHOUT_THE_WALK = List.of("a-plain-parent-is-not-an-escape");
+
     @TempDir
     Path tempDir;
 
@@ -60,7 +67,7 @@ class FileSuitesOnNamespaceShellTest {
     }
 
     @Test
-    void anInstanceThatFollowsLinksFailsExactlyTheLinkedPathProbes() {
+    void anInstanceThatFollowsLinksFailsTheLinkedPathProbesAndNothingElse() {
         NamespaceShellTarget target = NamespaceShellTarget.create(tempDir, Flaw.FOLLOWS_SYMLINKS);
         for (Suite suite : Suites.files()) {
             ConformanceReport report = Conformance.run(target, suite);
@@ -69,8 +76,11 @@ class FileSuitesOnNamespaceShellTest {
             for (String probe : expected) {
                 assertThat(report.result(probe).failed()).as(suite.name() + " " + probe).isTrue();
             }
+            List<String> allowed = new ArrayList<>(expected);
+            allowed.addAll(MAY_ALSO_FAIL_WITHOUT_THE_WALK);
             assertThat(report.failures()).as(suite.name()).extracting(ProbeResult::probe)
-                    .containsExactlyInAnyOrderElementsOf(expected);
+                    .containsAll(expected)
+                    .allMatch(allowed::contains, "a probe this flaw attacks");
             assertThat(report.skipped()).as(suite.name()).isEmpty();
         }
     }
