@@ -1,0 +1,572 @@
+package org.sandbox4j.local;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.sandbox4j.core.BackendDeclarations;
+import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.OsFamily;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.egress.EgressPolicy;
+import org.sandbox4j.egress.EgressProxy;
+
+/**
+ * Runs each sandbox in Linux namespaces through the {@code bwrap} binary (bubblewrap): no daemon,
+ * no image, no root needed. Declares {@link Isolation#CONTAINER}, POSIX guests, egress
+ * {@link Egress#CLOSED} and {@link Egress#ALLOWLIST}, and EXEC plus every file capability.
+ *
+ * <p>A sandbox is a private workspace directory under the state root (default
+ * {@code $XDG_STATE_HOME/sandbox4j}, never the temp directory) and a {@link SandboxRecord} beside
+ * it. Every exec runs a fresh {@code bwrap}: every namespace unshared (no network device but
+ * loopback), a new session, {@code --die-with-parent}, uid/gid 65534 in a user namespace with
+ * every capability dropped and {@code no_new_privs} set (bwrap always sets it), the host's /usr
+ * (or a root file system the host names) read-only, private /proc, /dev and /tmp, the workspace
+ * bound at the parent of the spec's work dir, and a cleared environment. Killing the outer
+ * {@code bwrap} ends the PID namespace, so a timeout kills every process the command started.
+ *
+ * <p>With {@link Egress#ALLOWLIST}, the sandbox also gets a host-side allowlisting proxy (from
+ * {@code sandbox4j-egress}) on a unix socket mounted into the guest, a bridge from
+ * {@code 127.0.0.1:3128} to it, and the environment that points curl, pip, npm and the JVM at it.
+ *
+ * <p>Limits ({@link LocalLimits}) are enforced per sandbox with cgroups (v2, or v1 plus a v2
+ * {@code cgroup.kill}) where the host lets this user write them, else with rlimits per launch;
+ * {@link #diagnostics()} says which.
+ */
+public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
+
+    /** The backend's name unless the builder gives another. */
+    public static final String DEFAULT_NAME = "bubblewrap";
+    /** How long an owner vouches for its sandboxes; a crashed owner's sandboxes are reaped after it. */
+    public static final Duration DEFAULT_LEASE = Duration.ofMinutes(10);
+    /** Where cgroup file systems are mounted on Linux. */
+    public static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
+    /** The guest directory where an allowlisting sandbox finds its proxy socket. */
+    public static final String GUEST_EGRESS_DIRECTORY = "/run/sandbox4j-egress";
+    /** The environment every guest starts from (the host's never reaches it). */
+    public static final Map<String, String> GUEST_ENVIRONMENT = orderedMap(
+            "PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+            "HOME", "/tmp",
+            "TMPDIR", "/tmp",
+            "USER", "sandbox",
+            "LOGNAME", "sandbox",
+            "LANG", "C.UTF-8",
+            "SHELL", "/bin/sh");
+
+    static final String TYPE = "bubblewrap";
+    private static final String INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
+            + "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap) or name the binary with "
+            + "BubblewrapBackend.builder().bwrap(path)";
+    private static final Duration HOST_CHECK_TIMEOUT = Duration.ofSeconds(30);
+    /** Guest paths a workspace may never be bound over: the sandbox's own system directories. */
+    private static final List<String> RESERVED_GUEST_PATHS = List.of("/usr", "/bin", "/sbin", "/lib", "/lib32",
+            "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
+    /** Debris (half-built or half-removed sandboxes) younger than this may belong to a live operation. */
+    private static final Duration DEBRIS_AGE = Duration.ofMinutes(1);
+    private static final String SECCOMP_FD = "10";
+    private static final String OPEN_SECCOMP = "exec 10<\"$1\" || exit 125; shift; exec \"$@\"";
+
+    private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.CONTAINER)
+            .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
+                    Capability.FILES_DELETE)
+            .egressModes(Egress.CLOSED, Egress.ALLOWLIST)
+            .osFamilies(OsFamily.POSIX)
+            .build();
+
+    private final String name;
+    private final Path bwrap;
+    private final LocalStore store;
+    private final BwrapLayout layout;
+    private final ResourceLimiter limiter;
+    private final Optional<Path> seccompFilter;
+    private final Optional<String> imageName;
+    private final Duration lease;
+    private final EgressProxy.Settings egressSettings;
+    /** Names this backend's control groups apart from another state root's. */
+    private final String groupPrefix;
+    /** Proxies this process runs, by sandbox id. */
+    private final ConcurrentHashMap<String, EgressLink> proxies = new ConcurrentHashMap<>();
+    /** Which bridge the guest has ("socat", "python3" or ""), probed once. */
+    private volatile String guestBridge;
+
+    private BubblewrapBackend(Builder builder) {
+        this.name = builder.name;
+        this.bwrap = HostPrograms.find(builder.bwrap).orElseThrow(() -> new SandboxException("backend '"
+                + builder.name + "' cannot find the bwrap binary '" + builder.bwrap + "': " + INSTALL_HINT));
+        this.store = LocalStore.open(builder.stateRoot, TYPE, name);
+        try {
+            this.layout = BwrapLayout.of(builder.rootFilesystem, builder.readOnlyBinds,
+                    store.root().resolve(".guest-etc"));
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name + "' could not prepare the guest's file system: "
+                    + ErrorDetail.of(e), e);
+        }
+        String prlimit = HostPrograms.find("prlimit").map(Path::toString).orElse("prlimit");
+        this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, prlimit);
+        this.seccompFilter = builder.seccompFilter;
+        this.imageName = builder.imageName;
+        this.lease = builder.lease;
+        this.egressSettings = builder.egressSettings;
+        this.groupPrefix = "s4j-" + KeyDigest.sha256Hex(store.root().toString()).substring(0, 8) + "-";
+        checkHost();
+        reapAbandoned();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public BackendDeclarations declarations() {
+        return DECLARATIONS;
+    }
+
+    /** How this backend limits sandboxes on this host. */
+    public LimitMechanism limitMechanism() {
+        return limiter.mechanism();
+    }
+
+    /** The directory this backend keeps its sandboxes in. */
+    public Path stateDirectory() {
+        return store.root();
+    }
+
+    /**
+     * {@code doctor}-style lines: what runs sandboxes here, how they are limited and confined,
+     * and what an allowlisting sandbox would use as its bridge.
+     */
+    public List<String> diagnostics() {
+        List<String> lines = new ArrayList<>();
+        lines.add("backend: " + name + " (" + TYPE + ", isolation " + DECLARATIONS.isolation().wire() + ")");
+        lines.add("bwrap: " + bwrap + " (user namespaces work: checked at construction)");
+        lines.add("guest file system: " + layout.description());
+        lines.add("limits: " + limiter.describe());
+        lines.add("seccomp: " + seccompFilter.map(path -> "filter " + path).orElse(
+                "none configured (give a compiled BPF filter with seccompFilter(path); see the module README)"));
+        lines.add("state: " + store.root());
+        String bridge = guestBridge();
+        lines.add("egress bridge in the guest: " + (bridge.isEmpty()
+                ? "none (install socat or python3 in the guest, or ALLOWLIST specs are refused)" : bridge));
+        return List.copyOf(lines);
+    }
+
+    @Override
+    public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(spec, "spec");
+        String workDir = checkedWorkDir(spec.workDir());
+        checkImage(spec);
+        Optional<EgressPolicy> policy = egressPolicy(spec);
+        String fingerprint = fingerprint(spec);
+        String id = SandboxRecord.idOf(TYPE, key, spec.kind(), fingerprint);
+        Path directory = store.locked(id, () -> {
+            Optional<SandboxRecord> existing = store.record(id);
+            try {
+                if (existing.isPresent()) {
+                    existing.get().renewed(lease).write(store.directory(id));
+                    return store.directory(id);
+                }
+                return store.create(SandboxRecord.fresh(id, key, spec.kind(), fingerprint, lease),
+                        building -> Files.createDirectories(building.resolve(LocalStore.WORKSPACE)
+                                .resolve(GuestPaths.fileName(workDir))));
+            } catch (IOException e) {
+                throw new SandboxException("backend '" + name + "' could not create a sandbox under " + store.root()
+                        + ": " + ErrorDetail.of(e), e);
+            }
+        });
+        Optional<EgressLink> egress = policy.map(allowed -> proxies.computeIfAbsent(id,
+                ignored -> EgressLink.start(directory.resolve(EgressLink.HOST_DIRECTORY), allowed, egressSettings,
+                        name)));
+        return new BubblewrapSandbox(this, id, directory, GuestPaths.parent(workDir), egress);
+    }
+
+    @Override
+    public void dispose(SandboxKey key) {
+        for (SandboxRecord record : store.records()) {
+            if (record.belongsTo(key)) {
+                disposeId(record.id());
+            }
+        }
+    }
+
+    @Override
+    public int disposeScope(String scope, String threadId) {
+        int removed = 0;
+        for (SandboxRecord record : store.records()) {
+            if (record.belongsTo(scope, threadId) && disposeId(record.id())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    /**
+     * Reclaims what crashed owners left: sandboxes whose owner is gone and whose lease expired,
+     * half-built or half-removed directories, and control groups with no sandbox. Runs when the
+     * backend starts; call it again on demand. Returns how many sandboxes it removed.
+     */
+    public int reapAbandoned() {
+        Instant now = Instant.now();
+        int reaped = 0;
+        for (SandboxRecord record : store.records()) {
+            if (record.abandoned(now) && store.locked(record.id(),
+                    () -> store.record(record.id()).map(current -> current.abandoned(now)).orElse(false))
+                    && disposeId(record.id())) {
+                reaped++;
+            }
+        }
+        for (Path debris : store.debris()) {
+            if (olderThan(debris, DEBRIS_AGE)) {
+                LocalStore.deleteTree(debris);
+            }
+        }
+        for (String group : limiter.existingGroups()) {
+            if (group.startsWith(groupPrefix) && !Files.isDirectory(store.directory(group.substring(
+                    groupPrefix.length())))) {
+                limiter.release(group);
+            }
+        }
+        return reaped;
+    }
+
+    /** Stops the proxies this process runs; the sandboxes stay for the next process to adopt or dispose. */
+    @Override
+    public void close() {
+        proxies.values().forEach(EgressLink::close);
+        proxies.clear();
+    }
+
+    // ---------------------------------------------------------------- what a sandbox asks of its backend
+
+    List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,
+            Command command, ExecOptions options) {
+        List<String> argv = new ArrayList<>(limiter.launchPrefix(groupPrefix + id));
+        seccompFilter.ifPresent(filter -> argv.addAll(List.of("/bin/sh", "-c", OPEN_SECCOMP, "sandbox4j-seccomp",
+                filter.toString())));
+        argv.add(bwrap.toString());
+        argv.addAll(layout.fixedArguments());
+        argv.addAll(List.of("--bind", directory.resolve(LocalStore.WORKSPACE).toString(), mountPoint));
+        egress.ifPresent(link -> argv.addAll(List.of("--ro-bind", link.hostDirectory().toString(),
+                GUEST_EGRESS_DIRECTORY)));
+        argv.addAll(List.of("--chdir", options.workingDirectory()));
+        Map<String, String> environment = new LinkedHashMap<>(GUEST_ENVIRONMENT);
+        egress.ifPresent(link -> environment.putAll(EgressLink.guestEnvironment()));
+        environment.putAll(options.environment());
+        environment.forEach((variable, value) -> argv.addAll(List.of("--setenv", variable, value)));
+        seccompFilter.ifPresent(filter -> argv.addAll(List.of("--seccomp", SECCOMP_FD)));
+        argv.add("--");
+        List<String> words = command instanceof Command.Argv argvCommand ? argvCommand.words()
+                : List.of("/bin/sh", "-c", ((Command.Shell) command).line());
+        argv.addAll(egress.isPresent() ? EgressLink.bridged(GUEST_EGRESS_DIRECTORY, words) : words);
+        return argv;
+    }
+
+    ProcessBuilder processBuilder(List<String> argv) {
+        ProcessBuilder builder = new ProcessBuilder(argv);
+        // The launcher needs no host variable; bwrap clears the guest's environment anyway.
+        builder.environment().clear();
+        builder.environment().put("PATH", "/usr/bin:/bin:/usr/sbin:/sbin");
+        return builder;
+    }
+
+    Duration lease() {
+        return lease;
+    }
+
+    LocalStore store() {
+        return store;
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    private boolean disposeId(String id) {
+        return store.locked(id, () -> {
+            EgressLink proxy = proxies.remove(id);
+            if (proxy != null) {
+                proxy.close();
+            }
+            limiter.release(groupPrefix + id);
+            return store.remove(id);
+        });
+    }
+
+    private String checkedWorkDir(String workDir) {
+        if (!workDir.startsWith("/")) {
+            throw new IllegalArgumentException("backend '" + name + "' needs an absolute work dir, not "
+                    + Objects.toString(workDir) + "; use an absolute POSIX path such as "
+                    + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        String normalized = GuestPaths.normalize(workDir);
+        String mountPoint = GuestPaths.parent(normalized);
+        if (mountPoint.equals("/")) {
+            throw new IllegalArgumentException("backend '" + name + "' binds the workspace at the work dir's parent, "
+                    + "and " + normalized + " has the root as its parent; use a work dir two levels deep, such as "
+                    + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        for (String reserved : RESERVED_GUEST_PATHS) {
+            if (mountPoint.equals(reserved) || mountPoint.startsWith(reserved + "/")
+                    || reserved.startsWith(mountPoint + "/")) {
+                throw new IllegalArgumentException("backend '" + name + "' cannot bind the workspace at " + mountPoint
+                        + " (the parent of work dir " + normalized + "): it overlaps the guest's own " + reserved
+                        + "; choose a work dir such as " + SandboxSpec.DEFAULT_WORK_DIR);
+            }
+        }
+        return normalized;
+    }
+
+    private void checkImage(SandboxSpec spec) {
+        Optional<String> asked = spec.imageId().or(spec::image);
+        if (asked.isEmpty() || asked.equals(imageName)) {
+            return;
+        }
+        throw new SandboxImageNotUsable("backend '" + name + "' cannot run the image '" + asked.get() + "': it runs "
+                + imageName.map(image -> "only the root file system named '" + image + "'")
+                        .orElse("the host's own /usr and no image")
+                + "; drop the image from the spec, give the backend a root file system under that name "
+                + "(rootFilesystem(dir, name)), or use a container backend");
+    }
+
+    private Optional<EgressPolicy> egressPolicy(SandboxSpec spec) {
+        Egress mode = spec.egress();
+        if (mode == Egress.CLOSED) {
+            return Optional.empty();
+        }
+        if (mode != Egress.ALLOWLIST) {
+            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the '" + mode.wire()
+                    + "' egress mode: it enforces " + DECLARATIONS.egressModes() + "; ask for one of those, or "
+                    + "use a backend that gives the guest the host's network");
+        }
+        EgressPolicy policy = EgressPolicy.parse(spec.egressAllow());
+        if (guestBridge().isEmpty()) {
+            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the allowlist: the guest has "
+                    + "neither socat nor python3 to bridge 127.0.0.1:" + EgressLink.GUEST_PORT + " to the egress "
+                    + "proxy; install socat (or python3) where the guest's /usr comes from");
+        }
+        return Optional.of(policy);
+    }
+
+    /** What fixes a sandbox's identity beside its key and kind: its file system and its egress. */
+    private String fingerprint(SandboxSpec spec) {
+        List<String> parts = new ArrayList<>();
+        parts.add("fs=" + layout.description());
+        parts.add("egress=" + spec.egress().wire());
+        parts.addAll(new TreeSet<>(spec.egressAllow()));
+        return KeyDigest.ofParts(parts);
+    }
+
+    private String guestBridge() {
+        String known = guestBridge;
+        if (known == null) {
+            known = probe(List.of("/bin/sh", "-c", EgressLink.BRIDGE_PROBE)).strip();
+            guestBridge = known;
+        }
+        return known;
+    }
+
+    /** Fails construction with the fix when bwrap cannot make a sandbox on this host. */
+    private void checkHost() {
+        List<String> argv = new ArrayList<>();
+        argv.add(bwrap.toString());
+        argv.addAll(layout.fixedArguments());
+        argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
+        Outcome outcome = run(argv);
+        if (outcome.exitCode() != 0) {
+            String said = outcome.stderr().strip();
+            String fix = said.contains("namespace") || said.contains("uid map") || said.contains("Operation not "
+                    + "permitted") ? "user namespaces look disabled for this user; enable them (sysctl "
+                    + "kernel.unprivileged_userns_clone=1, or user.max_user_namespaces > 0; on Ubuntu 24.04+ allow "
+                    + "bwrap in AppArmor) or run a container backend" : "run the same bwrap line by hand to see why";
+            throw new SandboxException("backend '" + name + "' cannot start a sandbox on this host: " + bwrap
+                    + " exited " + outcome.exitCode() + (said.isEmpty() ? "" : " saying '" + said + "'") + "; " + fix);
+        }
+    }
+
+    /** Runs a command in a throwaway sandbox without a workspace; returns its stdout ("" on failure). */
+    private String probe(List<String> command) {
+        List<String> argv = new ArrayList<>();
+        argv.add(bwrap.toString());
+        argv.addAll(layout.fixedArguments());
+        argv.add("--");
+        argv.addAll(command);
+        Outcome outcome = run(argv);
+        return outcome.exitCode() == 0 ? outcome.stdout() : "";
+    }
+
+    private record Outcome(int exitCode, String stdout, String stderr) {
+    }
+
+    private Outcome run(List<String> argv) {
+        try {
+            Process process = processBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null")
+                    .toFile())).start();
+            var stdout = process.getInputStream().readAllBytes();
+            var stderr = process.getErrorStream().readAllBytes();
+            if (!process.waitFor(HOST_CHECK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly();
+                return new Outcome(-1, "", "timed out");
+            }
+            return new Outcome(process.exitValue(), new String(stdout, StandardCharsets.UTF_8),
+                    new String(stderr, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name + "' could not run " + bwrap + ": " + ErrorDetail.of(e)
+                    + "; " + INSTALL_HINT, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxException("interrupted while checking bwrap", e);
+        }
+    }
+
+    private static boolean olderThan(Path path, Duration age) {
+        try {
+            return Files.getLastModifiedTime(path).toInstant().isBefore(Instant.now().minus(age));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static Map<String, String> orderedMap(String... pairs) {
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            map.put(pairs[i], pairs[i + 1]);
+        }
+        return java.util.Collections.unmodifiableMap(map);
+    }
+
+    /** Configures a {@link BubblewrapBackend}; every setting has a default. */
+    public static final class Builder {
+        private String name = DEFAULT_NAME;
+        private String bwrap = "bwrap";
+        private Path stateRoot = LocalStore.defaultStateRoot();
+        private LocalLimits limits = LocalLimits.DEFAULT;
+        private Path cgroupRoot = DEFAULT_CGROUP_ROOT;
+        private Optional<Path> rootFilesystem = Optional.empty();
+        private Optional<String> imageName = Optional.empty();
+        private final List<BwrapLayout.ReadOnlyBind> readOnlyBinds = new ArrayList<>();
+        private Optional<Path> seccompFilter = Optional.empty();
+        private Duration lease = DEFAULT_LEASE;
+        private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
+
+        private Builder() {
+        }
+
+        /** The name the router and messages use. Default {@value #DEFAULT_NAME}. */
+        public Builder name(String value) {
+            if (value == null || value.isBlank()) {
+                throw new IllegalArgumentException("a backend needs a non-blank name");
+            }
+            this.name = value;
+            return this;
+        }
+
+        /** The bwrap binary: a path, or a name looked up on PATH. Default {@code bwrap}. */
+        public Builder bwrap(String value) {
+            this.bwrap = Objects.requireNonNull(value, "bwrap");
+            return this;
+        }
+
+        /**
+         * Where sandboxes and their records live; processes sharing it share the sandboxes.
+         * Default {@code $XDG_STATE_HOME/sandbox4j}, else {@code ~/.local/state/sandbox4j}.
+         */
+        public Builder stateRoot(Path value) {
+            this.stateRoot = Objects.requireNonNull(value, "stateRoot");
+            return this;
+        }
+
+        /** Memory, processes and CPU per sandbox. Default {@link LocalLimits#DEFAULT}. */
+        public Builder limits(LocalLimits value) {
+            this.limits = Objects.requireNonNull(value, "limits");
+            return this;
+        }
+
+        /** Where the cgroup file systems are mounted. Default {@code /sys/fs/cgroup}. */
+        public Builder cgroupRoot(Path value) {
+            this.cgroupRoot = Objects.requireNonNull(value, "cgroupRoot");
+            return this;
+        }
+
+        /**
+         * A host directory to use as the guest's root file system (read-only; e.g. a debootstrap
+         * tree), served to specs naming {@code image} (or none). Default: the host's own /usr.
+         */
+        public Builder rootFilesystem(Path directory, String image) {
+            if (!Files.isDirectory(directory)) {
+                throw new IllegalArgumentException("the root file system " + directory + " is not a directory");
+            }
+            if (image == null || image.isBlank()) {
+                throw new IllegalArgumentException("a root file system needs the image name specs use for it");
+            }
+            this.rootFilesystem = Optional.of(directory);
+            this.imageName = Optional.of(image);
+            return this;
+        }
+
+        /** Binds one more host path read-only into every sandbox (a JDK, a tool chain). */
+        public Builder readOnlyBind(Path host, String guest) {
+            this.readOnlyBinds.add(new BwrapLayout.ReadOnlyBind(host, guest));
+            return this;
+        }
+
+        /**
+         * A compiled seccomp BPF program (as libseccomp's {@code seccomp_export_bpf} writes it)
+         * applied to every guest through {@code bwrap --seccomp}. Default: none.
+         */
+        public Builder seccompFilter(Path value) {
+            if (!Files.isReadable(value)) {
+                throw new IllegalArgumentException("the seccomp filter " + value + " cannot be read");
+            }
+            this.seccompFilter = Optional.of(value.toAbsolutePath());
+            return this;
+        }
+
+        /** How long an owner vouches for its sandboxes before a reaper may take them. Default 10 minutes. */
+        public Builder lease(Duration value) {
+            this.lease = LocalStore.requirePositive(value, "the lease");
+            return this;
+        }
+
+        /** Bounds and resolver of each allowlisting sandbox's egress proxy. */
+        public Builder egressSettings(EgressProxy.Settings value) {
+            this.egressSettings = Objects.requireNonNull(value, "egressSettings");
+            return this;
+        }
+
+        /**
+         * Checks the host (bwrap present, user namespaces on, state root writable) and reaps what
+         * crashed owners left.
+         *
+         * @throws SandboxException naming what is missing and how to fix it
+         */
+        public BubblewrapBackend build() {
+            return new BubblewrapBackend(this);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package org.sandbox4j.local;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.egress.EgressDecision;
+import org.sandbox4j.egress.EgressPolicy;
+import org.sandbox4j.egress.EgressProxy;
+import org.sandbox4j.egress.GuestBridge;
+import org.sandbox4j.egress.GuestProxyEnvironment;
+
+/**
+ * One allowlisting sandbox's way out: the host-side proxy on a unix socket in a directory of its
+ * own (the only thing mounted into the guest), its audit log beside the sandbox, and the guest
+ * half — the bridge script and the proxy environment.
+ */
+final class EgressLink implements AutoCloseable {
+
+    /** The directory inside a sandbox directory that holds the socket and is mounted into the guest. */
+    static final String HOST_DIRECTORY = "egress";
+    /** The audit log's name inside a sandbox directory (outside what the guest sees). */
+    static final String AUDIT_FILE = "egress-audit.jsonl";
+    static final String SOCKET_NAME = "proxy.sock";
+    static final int GUEST_PORT = GuestProxyEnvironment.GUEST_BRIDGE_PORT;
+    static final String BRIDGE_PROBE = GuestBridge.PROBE_SCRIPT;
+
+    private final Path hostDirectory;
+    private final EgressProxy proxy;
+
+    private EgressLink(Path hostDirectory, EgressProxy proxy) {
+        this.hostDirectory = hostDirectory;
+        this.proxy = proxy;
+    }
+
+    /**
+     * Starts the proxy for one sandbox. A socket left by an earlier process (a crash, another
+     * replica) is replaced: the caller holds the sandbox's lock, and the policy is the same,
+     * since the allowlist is part of the sandbox's identity.
+     */
+    static EgressLink start(Path hostDirectory, EgressPolicy policy, EgressProxy.Settings settings,
+            String backendName) {
+        Path socket = hostDirectory.resolve(SOCKET_NAME);
+        try {
+            Files.createDirectories(hostDirectory);
+            Files.deleteIfExists(socket);
+            EgressProxy proxy = EgressProxy.start(socket, policy,
+                    settings.withAuditFile(hostDirectory.resolveSibling(AUDIT_FILE)));
+            return new EgressLink(hostDirectory, proxy);
+        } catch (IOException | UncheckedIOException | IllegalArgumentException e) {
+            throw new SandboxException("backend '" + backendName + "' could not start the egress proxy at " + socket
+                    + ": " + ErrorDetail.of(e) + (socket.toString().length() > 100 ? "; the path may be too long for "
+                    + "a unix socket (108 bytes): use a shorter state root" : ""), e);
+        }
+    }
+
+    Path hostDirectory() {
+        return hostDirectory;
+    }
+
+    List<EgressDecision> decisions() {
+        return proxy.decisions();
+    }
+
+    /** The environment that points every common client in the guest at the bridge. */
+    static Map<String, String> guestEnvironment() {
+        return GuestProxyEnvironment.variables();
+    }
+
+    /** {@code command} behind the bridge: the guest listens on 127.0.0.1:3128 before the command starts. */
+    static List<String> bridged(String guestDirectory, List<String> command) {
+        return GuestBridge.argv(guestDirectory + "/" + SOCKET_NAME, command);
+    }
+
+    @Override
+    public void close() {
+        proxy.close();
+    }
+}

@@ -1,0 +1,61 @@
+package org.sandbox4j.local;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.sandbox4j.core.BackendDeclarations;
+import org.sandbox4j.testkit.tck.Conformance;
+import org.sandbox4j.testkit.tck.ConformanceReport;
+import org.sandbox4j.testkit.tck.ProbeResult;
+import org.sandbox4j.testkit.tck.Suite;
+import org.sandbox4j.testkit.tck.Suites;
+
+/**
+ * Runs every suite {@link BubblewrapBackend} declares in this JVM and prints one line per probe,
+ * then {@code RESULT passed=N failed=N skipped=N}; exits 1 when a probe failed or none ran.
+ * {@link UnprivilegedConformanceTest} starts it as an unprivileged user.
+ *
+ * <p>Argument: the state root to use (it must be writable by this user).
+ */
+public final class ConformanceMain {
+
+    private ConformanceMain() {
+    }
+
+    public static void main(String[] args) {
+        int passed = 0;
+        int failed = 0;
+        int skipped = 0;
+        List<String> lines = new ArrayList<>();
+        try (BubblewrapTarget target = new BubblewrapTarget(Path.of(args[0]))) {
+            BackendDeclarations declared = target.newBackend().declarations();
+            lines.add("LIMITS " + ((BubblewrapBackend) target.newBackend()).limitMechanism());
+            for (Suite suite : Suites.all()) {
+                if (suite.ineligibility(declared, target).isPresent()) {
+                    lines.add("NOT-DECLARED " + suite.name());
+                    continue;
+                }
+                ConformanceReport report = Conformance.run(target, suite);
+                for (ProbeResult result : report.results()) {
+                    String verdict = result.passed() ? "PASS" : result.failed() ? "FAIL" : "SKIP";
+                    lines.add(verdict + " " + suite.name() + "/" + result.probe()
+                            + (result.passed() ? "" : ": " + result.detail().replace('\n', ' ')));
+                    if (result.passed()) {
+                        passed++;
+                    } else if (result.failed()) {
+                        failed++;
+                    } else {
+                        skipped++;
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            lines.add("ERROR " + e);
+            failed++;
+        }
+        lines.forEach(System.out::println);
+        System.out.println("RESULT passed=" + passed + " failed=" + failed + " skipped=" + skipped);
+        System.out.flush();
+        System.exit(failed == 0 && passed > 0 ? 0 : 1);
+    }
+}
