@@ -1,0 +1,749 @@
+package org.sandbox4j.local;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.NoFollowStat;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxNotARegularFile;
+import org.sandbox4j.core.SandboxOperationNotSupported;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxTransferCapExceeded;
+
+/**
+ * Host-side file methods over one sandbox's workspace directory: the host directory the guest
+ * sees at {@code mountPoint}. A guest path under the mount point is the same path below the
+ * workspace; any other guest path is not reachable from the host side and is refused.
+ *
+ * <h2>How a path is handled</h2>
+ * <ol>
+ *   <li>Confinement is {@link GuestPaths}' alone: {@link GuestPaths#confine} (an escape is
+ *       {@link SandboxPathNotConfined}), then the shared ancestor walk
+ *       ({@link GuestPaths#refuseSymlinkedParents}, {@link GuestPaths#confineWritePath}) with a
+ *       no-follow stat that itself reads the workspace through open directory handles. That walk
+ *       gives every refusal its type and message, exactly as every other backend's.</li>
+ *   <li>The I/O then happens through {@link SecureDirectoryStream}s only: the workspace is opened
+ *       once per call, and each component below it is opened from its already-open parent with
+ *       {@code openat(..., O_NOFOLLOW)}. A link met there (one the guest swapped in after the
+ *       walk) is refused, never followed, so the walk-then-act race cannot reach outside the
+ *       workspace: at worst it turns a call into a refusal.</li>
+ * </ol>
+ *
+ * <p>The guest's directories above the mount point (its root, the scaffolding the bind mount sits
+ * in) are not visible from here; the walk takes them as the directories the backend made them,
+ * and no host I/O ever passes through them.
+ *
+ * <p>A missing parent directory is made without resolving any guest-influenced path: a fresh,
+ * randomly named directory is created directly in the workspace root (a single host-chosen
+ * component under a trusted host path; {@code mkdir} never follows its last component), then
+ * renamed into place with {@code renameat} between open handles, then opened no-follow. Writes go
+ * to an exclusive-create temporary file in the target's open directory, renamed onto the name.
+ *
+ * <p>Residuals: (1) {@code renameat} replaces an <em>empty</em> directory, so when another party
+ * (the guest, another JVM) creates the same missing directory at the same instant as this host,
+ * one of the two empty directories wins; a process already holding the loser open writes into an
+ * unlinked directory. Creations in this JVM are serialised, so two host writers never collide.
+ * (2) Java has no non-blocking open, so a guest that swaps a FIFO in between the no-follow stat and
+ * the open can block the calling host thread until something opens the FIFO's other end; it can
+ * never redirect I/O outside the workspace.
+ */
+final class WorkspaceFiles {
+
+    /** How deep a recursive removal descends; each level holds an open directory handle. */
+    static final int MAX_REMOVAL_DEPTH = 256;
+
+    private static final String WORKING_DIRECTORY_ITSELF = ".";
+    private static final int CHUNK_BYTES = 8192;
+    private static final String TEMPORARY_PREFIX = ".sandbox4j-write-";
+    private static final String TEMPORARY_SUFFIX = ".tmp";
+    private static final String STAGING_PREFIX = ".sandbox4j-mkdir-";
+    private static final FileAttribute<?> FILE_MODE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--"));
+    private static final FileAttribute<?> DIRECTORY_MODE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x"));
+    private static final Set<OpenOption> TEMPORARY_FILE_OPTIONS =
+            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+    private static final Set<OpenOption> READ_OPTIONS = Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+    /** Serialises directory creation in this JVM: renameat would otherwise let one writer replace another's. */
+    private static final Object DIRECTORY_CREATION = new Object();
+
+    private final Path workspace;
+    private final String mountPoint;
+    private final String backendName;
+
+    /**
+     * @param workspace   the host directory the guest sees at {@code mountPoint}; the path itself is
+     *                    host configuration and trusted, nothing below it is
+     * @param mountPoint  the absolute guest path where the workspace is bound (e.g. {@code /sandbox4j})
+     * @param backendName for messages
+     */
+    WorkspaceFiles(Path workspace, String mountPoint, String backendName) {
+        this.workspace = Objects.requireNonNull(workspace, "workspace").toAbsolutePath();
+        Objects.requireNonNull(mountPoint, "mountPoint");
+        if (!mountPoint.startsWith("/") || mountPoint.indexOf('\\') >= 0 || mountPoint.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("the mount point must be an absolute guest path, not "
+                    + GuestText.quote(mountPoint));
+        }
+        this.mountPoint = GuestPaths.normalize(mountPoint);
+        this.backendName = Objects.requireNonNull(backendName, "backendName");
+    }
+
+    // ---------------------------------------------------------------- the five methods
+
+    /** See {@link org.sandbox4j.core.Sandbox#writeFile(String, byte[], String)}. */
+    void writeFile(String path, byte[] content, String workingDirectory) {
+        Objects.requireNonNull(content, "content");
+        String confined = GuestPaths.confine(path, workingDirectory);
+        List<String> parts = reachable(confined, path);
+        withWorkspace(path, "write", root -> {
+            GuestPaths.confineWritePath(noFollowStat(root), path, workingDirectory);
+            if (parts.isEmpty()) {
+                throw new SandboxIsADirectory(GuestText.quote(path) + " is the workspace's mount point, a directory; "
+                        + "a write needs a file path");
+            }
+            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+            try {
+                SecureDirectoryStream<Path> directory = root;
+                for (int i = 0; i < parts.size() - 1; i++) {
+                    directory = enterOrCreate(root, directory, parts.get(i), guestPath(parts, i + 1), path);
+                    opened.push(directory);
+                }
+                land(directory, parts.get(parts.size() - 1), content, path);
+            } finally {
+                closeAll(opened);
+            }
+            return null;
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#stat(String, String)}. */
+    Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        String confined = GuestPaths.confine(path, workingDirectory);
+        List<String> parts = reachable(confined, path);
+        String relative = relativeName(confined, workingDirectory);
+        return withWorkspace(path, "describe", root -> {
+            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, false);
+            if (parts.isEmpty()) {
+                return Optional.of(SandboxEntry.directory(relative));
+            }
+            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+            try {
+                Optional<SecureDirectoryStream<Path>> parent = openChain(root, parts.subList(0, parts.size() - 1),
+                        opened);
+                if (parent.isEmpty()) {
+                    return Optional.empty();
+                }
+                return describe(parent.get(), name(parts.get(parts.size() - 1)), relative);
+            } finally {
+                closeAll(opened);
+            }
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#readFile(String, String, long)}. */
+    byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        if (maxBytes < 0) {
+            throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
+        }
+        String confined = GuestPaths.confine(path, workingDirectory);
+        List<String> parts = reachable(confined, path);
+        return withWorkspace(path, "read", root -> {
+            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, false);
+            if (parts.isEmpty()) {
+                throw isADirectory(path);
+            }
+            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+            try {
+                SecureDirectoryStream<Path> parent = openChain(root, parts.subList(0, parts.size() - 1), opened)
+                        .orElseThrow(() -> notFound(path, workingDirectory));
+                Path leaf = name(parts.get(parts.size() - 1));
+                BasicFileAttributes attributes = attributes(parent, leaf)
+                        .orElseThrow(() -> notFound(path, workingDirectory));
+                refuseUnlessRegular(attributes, path);
+                if (attributes.size() > maxBytes) {
+                    throw overCap(path, maxBytes);
+                }
+                SeekableByteChannel channel;
+                try {
+                    channel = parent.newByteChannel(leaf, READ_OPTIONS);
+                } catch (IOException e) {
+                    // Swapped since the stat: say what is there now.
+                    refuseUnlessRegular(attributes(parent, leaf).orElseThrow(() -> notFound(path, workingDirectory)),
+                            path);
+                    throw e;
+                }
+                try (channel) {
+                    return readBounded(channel, path, maxBytes);
+                }
+            } finally {
+                closeAll(opened);
+            }
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#listDir(String, String)}. */
+    List<SandboxEntry> listDir(String path, String workingDirectory) {
+        String confined = GuestPaths.confine(path, workingDirectory);
+        List<String> parts = reachable(confined, path);
+        String prefix = relativeName(confined, workingDirectory);
+        return withWorkspace(path, "list", root -> {
+            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, true);
+            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+            try {
+                SecureDirectoryStream<Path> directory = openChain(root, parts, opened)
+                        .orElseThrow(() -> notFound(path, workingDirectory));
+                // Sorted by name; the Path keeps the name's exact bytes for the no-follow stat.
+                Map<String, Path> children = new TreeMap<>();
+                for (Path child : directory) {
+                    Path name = child.getFileName();
+                    children.put(name.toString(), name);
+                }
+                List<SandboxEntry> entries = new ArrayList<>(children.size());
+                for (Map.Entry<String, Path> child : children.entrySet()) {
+                    String relative = prefix.equals(WORKING_DIRECTORY_ITSELF) ? child.getKey()
+                            : prefix + "/" + child.getKey();
+                    // An entry removed since the listing is simply left out.
+                    describe(directory, child.getValue(), relative).ifPresent(entries::add);
+                }
+                return List.copyOf(entries);
+            } finally {
+                closeAll(opened);
+            }
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#remove(String, String, boolean)}. */
+    void remove(String path, String workingDirectory, boolean recursive) {
+        String confined = GuestPaths.confine(path, workingDirectory);
+        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
+            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
+                    + "remove the working directory");
+        }
+        List<String> parts = reachable(confined, path);
+        if (parts.isEmpty()) {
+            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the workspace's mount point "
+                    + GuestText.quote(mountPoint) + " itself; refusing to remove the workspace");
+        }
+        withWorkspace(path, "remove", root -> {
+            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, false);
+            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+            try {
+                Optional<SecureDirectoryStream<Path>> parent = openChain(root, parts.subList(0, parts.size() - 1),
+                        opened);
+                if (parent.isEmpty()) {
+                    return null;
+                }
+                Path leaf = name(parts.get(parts.size() - 1));
+                Optional<BasicFileAttributes> attributes = attributes(parent.get(), leaf);
+                if (attributes.isEmpty()) {
+                    return null;
+                }
+                if (!attributes.get().isDirectory() || attributes.get().isSymbolicLink()) {
+                    // unlinkat: a link is removed as a link, never followed.
+                    deleteFileIfExists(parent.get(), leaf);
+                    return null;
+                }
+                if (!recursive) {
+                    throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was removed: pass "
+                            + "recursive = true to remove it and everything under it");
+                }
+                removeTree(parent.get(), leaf, path, 0);
+                return null;
+            } finally {
+                closeAll(opened);
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------- the guest's view of the workspace
+
+    /**
+     * The components of {@code confined} below the mount point (empty for the mount point itself).
+     *
+     * @throws SandboxFileException the path is not under the mount point: the host cannot reach it
+     */
+    private List<String> reachable(String confined, String path) {
+        Optional<String> below = GuestPaths.relativeTo(confined, mountPoint);
+        if (below.isEmpty()) {
+            throw new SandboxFileException(GuestText.quote(path) + " resolves to " + GuestText.quote(confined)
+                    + ", outside the workspace mounted at " + GuestText.quote(mountPoint) + "; backend '" + backendName
+                    + "' reaches guest files only under " + GuestText.quote(mountPoint) + ": use a working "
+                    + "directory and path under it");
+        }
+        return components(below.get());
+    }
+
+    /**
+     * The no-follow, unconfined stat the shared walk uses, answered through the open workspace: a
+     * directory above the mount point is the scaffolding the backend built (invisible from here).
+     */
+    private NoFollowStat noFollowStat(SecureDirectoryStream<Path> root) {
+        return absolute -> {
+            Optional<String> below = GuestPaths.relativeTo(absolute, mountPoint);
+            if (below.isEmpty()) {
+                if (GuestPaths.relativeTo(mountPoint, absolute).isPresent()) {
+                    return Optional.of(EntryKind.DIRECTORY);
+                }
+                throw new IllegalStateException(absolute + " is neither under nor above the mount point " + mountPoint);
+            }
+            List<String> parts = components(below.get());
+            if (parts.isEmpty()) {
+                return Optional.of(EntryKind.DIRECTORY);
+            }
+            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+            try {
+                Optional<SecureDirectoryStream<Path>> parent;
+                try {
+                    parent = openChain(root, parts.subList(0, parts.size() - 1), opened);
+                } catch (SandboxNotADirectory notADirectory) {
+                    return Optional.empty();
+                }
+                if (parent.isEmpty()) {
+                    return Optional.empty();
+                }
+                return attributes(parent.get(), name(parts.get(parts.size() - 1))).map(WorkspaceFiles::kindOf);
+            } catch (IOException e) {
+                throw translate(e, absolute, "describe");
+            } finally {
+                closeAll(opened);
+            }
+        };
+    }
+
+    /** The guest path of the first {@code count} components below the mount point. */
+    private String guestPath(List<String> parts, int count) {
+        String joined = String.join("/", parts.subList(0, count));
+        return mountPoint.equals("/") ? "/" + joined : mountPoint + "/" + joined;
+    }
+
+    // ---------------------------------------------------------------- openat-relative steps
+
+    @FunctionalInterface
+    private interface WorkspaceCall<T> {
+        T run(SecureDirectoryStream<Path> root) throws IOException;
+    }
+
+    /** Opens the workspace once for this call, runs {@code body}, and translates what the host said. */
+    private <T> T withWorkspace(String path, String action, WorkspaceCall<T> body) {
+        try (SecureDirectoryStream<Path> root = openWorkspace()) {
+            return body.run(root);
+        } catch (ClosedByInterruptException interrupted) {
+            throw new SandboxInterrupted("interrupted while trying to " + action + " " + GuestText.quote(path),
+                    interrupted);
+        } catch (DirectoryIteratorException e) {
+            throw translate(e.getCause(), path, action);
+        } catch (IOException e) {
+            throw translate(e, path, action);
+        }
+    }
+
+    private SecureDirectoryStream<Path> openWorkspace() throws IOException {
+        DirectoryStream<Path> stream = Files.newDirectoryStream(workspace);
+        if (stream instanceof SecureDirectoryStream<Path> secure) {
+            return secure;
+        }
+        stream.close();
+        throw new SandboxOperationNotSupported("this platform's file system offers no SecureDirectoryStream "
+                + "(openat-relative, no-follow access), so backend '" + backendName + "' cannot reach its workspace "
+                + "without following links; run it on Linux");
+    }
+
+    /**
+     * Opens each of {@code parts} in turn from the one before, never through a link; every handle
+     * opened is pushed on {@code opened} for the caller to close.
+     *
+     * @return the last directory ({@code root} for no parts), or empty when a component is missing
+     */
+    private Optional<SecureDirectoryStream<Path>> openChain(SecureDirectoryStream<Path> root, List<String> parts,
+            Deque<SecureDirectoryStream<Path>> opened) throws IOException {
+        SecureDirectoryStream<Path> directory = root;
+        for (int i = 0; i < parts.size(); i++) {
+            Optional<SecureDirectoryStream<Path>> child = enter(directory, parts.get(i), guestPath(parts, i + 1));
+            if (child.isEmpty()) {
+                return Optional.empty();
+            }
+            directory = child.get();
+            opened.push(directory);
+        }
+        return Optional.of(directory);
+    }
+
+    /**
+     * Opens the directory {@code segment} of {@code parent} with {@code O_NOFOLLOW}.
+     *
+     * @return empty when nothing is there
+     * @throws SandboxPathNotConfined it is a link
+     * @throws SandboxNotADirectory  it is something else
+     */
+    private Optional<SecureDirectoryStream<Path>> enter(SecureDirectoryStream<Path> parent, String segment,
+            String guestDirectory) throws IOException {
+        Path child = name(segment);
+        Optional<BasicFileAttributes> existing = attributes(parent, child);
+        if (existing.isEmpty()) {
+            return Optional.empty();
+        }
+        refuseUnlessDirectory(existing.get(), guestDirectory);
+        try {
+            return Optional.of(parent.newDirectoryStream(child, LinkOption.NOFOLLOW_LINKS));
+        } catch (IOException e) {
+            // Swapped since the stat: refuse for what is there now.
+            Optional<BasicFileAttributes> now = attributes(parent, child);
+            if (now.isEmpty()) {
+                return Optional.empty();
+            }
+            refuseUnlessDirectory(now.get(), guestDirectory);
+            throw e;
+        }
+    }
+
+    /** Opens the directory {@code segment} of {@code parent}, first making it if it is missing. */
+    private SecureDirectoryStream<Path> enterOrCreate(SecureDirectoryStream<Path> root,
+            SecureDirectoryStream<Path> parent, String segment, String guestDirectory, String path) throws IOException {
+        Optional<SecureDirectoryStream<Path>> existing = enter(parent, segment, guestDirectory);
+        if (existing.isPresent()) {
+            return existing.get();
+        }
+        createDirectory(root, parent, name(segment));
+        return enter(parent, segment, guestDirectory).orElseThrow(() -> new SandboxFileException("the directory "
+                + GuestText.quote(guestDirectory) + " vanished while it was being made for " + GuestText.quote(path)
+                + "; nothing was written: try again"));
+    }
+
+    /**
+     * Makes the directory {@code name} in {@code parent} without resolving a guest-influenced path:
+     * a fresh directory is made directly in the workspace root, then renamed between open handles.
+     * Whatever is at {@code name} afterwards is judged by the no-follow open that follows.
+     */
+    private void createDirectory(SecureDirectoryStream<Path> root, SecureDirectoryStream<Path> parent, Path name)
+            throws IOException {
+        synchronized (DIRECTORY_CREATION) {
+            if (attributes(parent, name).isPresent()) {
+                return;
+            }
+            Path staging = name(STAGING_PREFIX + UUID.randomUUID());
+            // The one path-based call: one fresh host-chosen component under the trusted workspace path.
+            Files.createDirectory(workspace.resolve(staging.toString()), DIRECTORY_MODE);
+            try {
+                root.move(staging, parent, name);
+            } catch (IOException e) {
+                deleteQuietly(root, staging, true);
+                if (attributes(parent, name).isPresent()) {
+                    return;
+                }
+                throw e;
+            }
+        }
+    }
+
+    /** Writes {@code content} to a temporary file in {@code directory}, then renames it onto {@code leafName}. */
+    private void land(SecureDirectoryStream<Path> directory, String leafName, byte[] content, String path)
+            throws IOException {
+        Path leaf = name(leafName);
+        Optional<BasicFileAttributes> existing = attributes(directory, leaf);
+        if (existing.isPresent()) {
+            refuseAsDestination(existing.get(), path);
+        }
+        Path temporary = name(TEMPORARY_PREFIX + UUID.randomUUID() + TEMPORARY_SUFFIX);
+        boolean moved = false;
+        try {
+            try (SeekableByteChannel channel = directory.newByteChannel(temporary, TEMPORARY_FILE_OPTIONS, FILE_MODE)) {
+                ByteBuffer bytes = ByteBuffer.wrap(content);
+                while (bytes.hasRemaining()) {
+                    channel.write(bytes);
+                }
+            }
+            try {
+                // renameat replaces a file whole; a link swapped in meanwhile is replaced, never followed.
+                directory.move(temporary, directory, leaf);
+            } catch (IOException e) {
+                Optional<BasicFileAttributes> now = attributes(directory, leaf);
+                if (now.isPresent()) {
+                    refuseAsDestination(now.get(), path);
+                }
+                throw e;
+            }
+            moved = true;
+        } finally {
+            if (!moved) {
+                deleteQuietly(directory, temporary, false);
+            }
+        }
+    }
+
+    /** Removes the directory {@code name} of {@code parent} and everything under it, unlinking links. */
+    private void removeTree(SecureDirectoryStream<Path> parent, Path name, String path, int depth) throws IOException {
+        if (depth > MAX_REMOVAL_DEPTH) {
+            throw new SandboxFileException(GuestText.quote(path) + " is deeper than " + MAX_REMOVAL_DEPTH + " levels; "
+                    + "the removal stopped part way: remove the deepest part first, or run 'rm -rf' through exec");
+        }
+        SecureDirectoryStream<Path> directory;
+        try {
+            directory = parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            Optional<BasicFileAttributes> now = attributes(parent, name);
+            if (now.isEmpty()) {
+                return;
+            }
+            if (!now.get().isDirectory() || now.get().isSymbolicLink()) {
+                deleteFileIfExists(parent, name);
+                return;
+            }
+            throw e;
+        }
+        try (directory) {
+            List<Path> children = new ArrayList<>();
+            for (Path child : directory) {
+                children.add(child.getFileName());
+            }
+            for (Path child : children) {
+                Optional<BasicFileAttributes> attributes = attributes(directory, child);
+                if (attributes.isEmpty()) {
+                    continue;
+                }
+                if (attributes.get().isDirectory() && !attributes.get().isSymbolicLink()) {
+                    removeTree(directory, child, path, depth + 1);
+                } else {
+                    deleteFileIfExists(directory, child);
+                }
+            }
+        }
+        try {
+            parent.deleteDirectory(name);
+        } catch (NoSuchFileException gone) {
+            // Someone else removed it: the outcome asked for.
+        } catch (DirectoryNotEmptyException refilled) {
+            throw new SandboxFileException(GuestText.quote(path) + " gained entries while it was being removed; part "
+                    + "of it may be gone: remove it again", refilled);
+        }
+    }
+
+    // ---------------------------------------------------------------- small steps
+
+    private static Optional<BasicFileAttributes> attributes(SecureDirectoryStream<Path> directory, Path entry)
+            throws IOException {
+        try {
+            return Optional.of(directory.getFileAttributeView(entry, BasicFileAttributeView.class,
+                    LinkOption.NOFOLLOW_LINKS).readAttributes());
+        } catch (NoSuchFileException absent) {
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<SandboxEntry> describe(SecureDirectoryStream<Path> directory, Path entry, String relative)
+            throws IOException {
+        return attributes(directory, entry).map(attributes -> {
+            switch (kindOf(attributes)) {
+                case FILE:
+                    return SandboxEntry.file(relative, attributes.size());
+                case DIRECTORY:
+                    return SandboxEntry.directory(relative);
+                case SYMLINK:
+                    return SandboxEntry.symlink(relative);
+                default:
+                    return SandboxEntry.other(relative);
+            }
+        });
+    }
+
+    private static EntryKind kindOf(BasicFileAttributes attributes) {
+        if (attributes.isSymbolicLink()) {
+            return EntryKind.SYMLINK;
+        }
+        if (attributes.isDirectory()) {
+            return EntryKind.DIRECTORY;
+        }
+        return attributes.isRegularFile() ? EntryKind.FILE : EntryKind.OTHER;
+    }
+
+    private static void refuseUnlessDirectory(BasicFileAttributes attributes, String guestDirectory) {
+        if (attributes.isSymbolicLink()) {
+            throw new SandboxPathNotConfined(GuestText.quote(guestDirectory) + " is a link rather than a real "
+                    + "directory; a path through a link is refused");
+        }
+        if (!attributes.isDirectory()) {
+            throw new SandboxNotADirectory(GuestText.quote(guestDirectory) + " is not a directory");
+        }
+    }
+
+    private static void refuseAsDestination(BasicFileAttributes attributes, String path) {
+        if (attributes.isSymbolicLink()) {
+            throw new SandboxPathNotConfined(GuestText.quote(path) + " is a link; a write never follows a link");
+        }
+        if (attributes.isDirectory()) {
+            throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; a write needs a file path");
+        }
+    }
+
+    private static void refuseUnlessRegular(BasicFileAttributes attributes, String path) {
+        switch (kindOf(attributes)) {
+            case FILE:
+                return;
+            case DIRECTORY:
+                throw isADirectory(path);
+            case SYMLINK:
+                throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; only regular files are read, and "
+                        + "a link is never followed: read the file it names by its own path");
+            default:
+                throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (a device, socket or "
+                        + "FIFO); only regular files are read");
+        }
+    }
+
+    private static byte[] readBounded(SeekableByteChannel channel, String path, long maxBytes) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES);
+        long total = 0;
+        int read;
+        // At most maxBytes + 1 bytes are ever held: enough to tell "too large" from "exactly the cap".
+        while ((read = channel.read(chunk.clear().limit(window(maxBytes - total)))) > 0) {
+            total += read;
+            bytes.write(chunk.array(), 0, read);
+            if (total > maxBytes) {
+                throw overCap(path, maxBytes);
+            }
+        }
+        return bytes.toByteArray();
+    }
+
+    /** How much the next read may take: a full chunk, or what is left of the cap plus the one byte that proves it exceeded. */
+    private static int window(long leftOfCap) {
+        return leftOfCap >= CHUNK_BYTES ? CHUNK_BYTES : (int) leftOfCap + 1;
+    }
+
+    private static void deleteFileIfExists(SecureDirectoryStream<Path> directory, Path entry) throws IOException {
+        try {
+            directory.deleteFile(entry);
+        } catch (NoSuchFileException gone) {
+            // Already gone: the outcome asked for.
+        }
+    }
+
+    private static void deleteQuietly(SecureDirectoryStream<Path> directory, Path entry, boolean isDirectory) {
+        try {
+            if (isDirectory) {
+                directory.deleteDirectory(entry);
+            } else {
+                directory.deleteFile(entry);
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // Best effort: the call already failed, and that failure is what the caller sees.
+        }
+    }
+
+    private static void closeAll(Deque<SecureDirectoryStream<Path>> opened) {
+        for (SecureDirectoryStream<Path> stream : opened) {
+            try {
+                stream.close();
+            } catch (IOException ignored) {
+                // Closing a directory handle cannot lose data.
+            }
+        }
+        opened.clear();
+    }
+
+    /** One component as a relative path for the open-directory calls; never a separator, '.' or '..'. */
+    private Path name(String component) {
+        if (component.isEmpty() || component.equals(".") || component.equals("..") || component.indexOf('/') >= 0) {
+            throw new IllegalStateException("not a single path component: " + GuestText.quote(component));
+        }
+        return workspace.getFileSystem().getPath(component);
+    }
+
+    private static List<String> components(String relative) {
+        List<String> parts = new ArrayList<>();
+        for (String part : relative.split("/")) {
+            if (!part.isEmpty()) {
+                parts.add(part);
+            }
+        }
+        return parts;
+    }
+
+    private static String relativeName(String confined, String workingDirectory) {
+        String below = GuestPaths.relativeTo(confined, workingDirectory).orElseThrow(() ->
+                new IllegalStateException(confined + " was confined but is not below " + workingDirectory));
+        return below.isEmpty() ? WORKING_DIRECTORY_ITSELF : below;
+    }
+
+    private static SandboxIsADirectory isADirectory(String path) {
+        return new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only regular files are read (list it "
+                + "with listDir)");
+    }
+
+    private static SandboxFileNotFound notFound(String path, String workingDirectory) {
+        return new SandboxFileNotFound("nothing exists at " + GuestText.quote(path) + " in "
+                + GuestText.quote(workingDirectory) + "; check the path and the working directory");
+    }
+
+    private static SandboxTransferCapExceeded overCap(String path, long maxBytes) {
+        return new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the " + maxBytes
+                + " bytes this read allows; nothing was read (a read is refused whole, never truncated): raise the cap "
+                + "or make the file smaller");
+    }
+
+    /** The OS's reason alone: host paths stay out of messages. */
+    private static String reason(IOException e) {
+        if (e instanceof FileSystemException fileSystem && fileSystem.getReason() != null) {
+            return fileSystem.getReason();
+        }
+        return e.getClass().getSimpleName();
+    }
+
+    private static boolean reasonIs(IOException e, String text) {
+        return e instanceof FileSystemException fileSystem && fileSystem.getReason() != null
+                && fileSystem.getReason().contains(text);
+    }
+
+    private SandboxFileException translate(IOException e, String path, String action) {
+        if (e instanceof NoSuchFileException) {
+            return new SandboxFileNotFound("could not " + action + " " + GuestText.quote(path) + ": a component is "
+                    + "missing", e);
+        }
+        if (e instanceof NotDirectoryException || reasonIs(e, "Not a directory")) {
+            return new SandboxNotADirectory("could not " + action + " " + GuestText.quote(path) + ": a component is "
+                    + "not a directory", e);
+        }
+        if (reasonIs(e, "Is a directory")) {
+            return new SandboxIsADirectory("could not " + action + " " + GuestText.quote(path) + ": it is a directory",
+                    e);
+        }
+        return new SandboxFileException("backend '" + backendName + "' could not " + action + " "
+                + GuestText.quote(path) + " in its workspace: " + reason(e), e);
+    }
+}
