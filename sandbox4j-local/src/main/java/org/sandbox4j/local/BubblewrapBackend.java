@@ -286,6 +286,7 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         List<String> words = command instanceof Command.Argv argvCommand ? argvCommand.words()
                 : List.of("/bin/sh", "-c", ((Command.Shell) command).line());
         argv.addAll(egress.isPresent() ? EgressLink.bridged(GUEST_EGRESS_DIRECTORY, words) : words);
+        LaunchEncoding.requireEncodable(argv, name);
         return argv;
     }
 

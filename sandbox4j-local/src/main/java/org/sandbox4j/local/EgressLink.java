@@ -25,7 +25,8 @@ final class EgressLink implements AutoCloseable {
     static final String HOST_DIRECTORY = "egress";
     /** The audit log's name inside a sandbox directory (outside what the guest sees). */
     static final String AUDIT_FILE = "egress-audit.jsonl";
-    static final String SOCKET_NAME = "proxy.sock";
+    /** Short on purpose: a unix socket path stops at 108 bytes, and the state root comes first. */
+    static final String SOCKET_NAME = "sock";
     static final int GUEST_PORT = GuestProxyEnvironment.GUEST_BRIDGE_PORT;
     static final String BRIDGE_PROBE = GuestBridge.PROBE_SCRIPT;
 

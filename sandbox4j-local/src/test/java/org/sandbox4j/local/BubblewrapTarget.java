@@ -42,7 +42,7 @@ final class BubblewrapTarget implements ConformanceTarget, AutoCloseable {
     /** A target over a fresh, short state root (a unix socket path must stay under 108 bytes). */
     static BubblewrapTarget fresh() {
         try {
-            return new BubblewrapTarget(Files.createTempDirectory("s4j-tck-"));
+            return new BubblewrapTarget(Files.createTempDirectory("s4jt"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -40,22 +40,25 @@ class UnprivilegedConformanceTest {
     void everyDeclaredSuitePassesForAnUnprivilegedUser() throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "the build is not root: "
                 + "BubblewrapConformanceTest already ran the TCK unprivileged");
-        scratch = Files.createTempDirectory("s4j-unpriv-");
+        // Short: the egress proxy's unix socket lives under the state root, and such paths stop at 108 bytes.
+        scratch = Files.createTempDirectory("s4ju");
         Files.setPosixFilePermissions(scratch, PosixFilePermissions.fromString("rwxr-xr-x"));
         List<String> classPath = copyClassPath(scratch.resolve("cp"));
-        Path stateRoot = Files.createDirectory(scratch.resolve("state"));
+        Path stateRoot = Files.createDirectory(scratch.resolve("s"));
         chownNobody(stateRoot);
         Path output = scratch.resolve("out.txt");
 
         List<String> command = new ArrayList<>(List.of("setpriv", "--reuid", NOBODY, "--regid", NOBODY,
                 "--clear-groups", "--", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", String.join(File.pathSeparator, classPath), ConformanceMain.class.getName(),
-                stateRoot.toString()));
+                stateRoot.resolve("r").toString()));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(output.toFile());
         builder.environment().clear();
         builder.environment().put("PATH", "/usr/bin:/bin:/usr/sbin:/sbin");
         builder.environment().put("HOME", stateRoot.toString());
+        // The JVM encodes arguments in its platform encoding: UTF-8, as on any modern host.
+        builder.environment().put("LANG", "C.UTF-8");
         builder.environment().put("SANDBOX4J_TCK_HOST_SENTINEL", System.getenv()
                 .getOrDefault("SANDBOX4J_TCK_HOST_SENTINEL", "tck-host-sentinel-unprivileged"));
         Process child = builder.start();
