@@ -264,6 +264,20 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         proxies.clear();
     }
 
+    /**
+     * The exact argv {@code sandbox.exec(command, options)} would start on the host (the limits
+     * launcher, then {@code bwrap} and its arguments): for diagnostics, and for benchmarks that
+     * compare the backend against the same line launched directly.
+     *
+     * @throws IllegalArgumentException when {@code sandbox} is not one of this backend's
+     */
+    public List<String> launchCommand(Sandbox sandbox, Command command, ExecOptions options) {
+        if (!(sandbox instanceof BubblewrapSandbox bubblewrap) || bubblewrap.backend() != this) {
+            throw new IllegalArgumentException("not a sandbox of backend '" + name + "': " + sandbox);
+        }
+        return List.copyOf(bubblewrap.commandLine(command, options));
+    }
+
     // ---------------------------------------------------------------- what a sandbox asks of its backend
 
     List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,

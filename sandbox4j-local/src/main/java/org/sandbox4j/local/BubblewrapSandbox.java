@@ -46,7 +46,7 @@ final class BubblewrapSandbox implements Sandbox {
         Objects.requireNonNull(options, "options");
         requireLive();
         renewLeaseIfWaning();
-        List<String> argv = backend.commandLine(directory, id, mountPoint, egress, command, options);
+        List<String> argv = commandLine(command, options);
         long start = System.nanoTime();
         Process process;
         try {
@@ -57,6 +57,14 @@ final class BubblewrapSandbox implements Sandbox {
         // Killing the outer bwrap ends the guest's PID namespace, and with it every process the command started.
         return ProcessRun.await(process, Process::destroyForcibly, options, command.toShellLine(), backend.name(),
                 start);
+    }
+
+    List<String> commandLine(Command command, ExecOptions options) {
+        return backend.commandLine(directory, id, mountPoint, egress, command, options);
+    }
+
+    BubblewrapBackend backend() {
+        return backend;
     }
 
     @Override
