@@ -25,13 +25,18 @@ require_java() {
     fi
 }
 
-# Installs Debian packages for the commands the tests need, when a command is missing.
+# Installs Debian packages for the commands (or, given an absolute path, the files) the tests
+# need, when one is missing.
 require_commands() {
     local missing=() packages=() command package
     for pair in "$@"; do
         command=${pair%%:*}
         package=${pair##*:}
-        if ! command -v "$command" >/dev/null 2>&1; then
+        if [ "${command#/}" != "$command" ]; then
+            [ -e "$command" ] && continue
+            missing+=("$command")
+            packages+=("$package")
+        elif ! command -v "$command" >/dev/null 2>&1; then
             missing+=("$command")
             packages+=("$package")
         fi
@@ -48,9 +53,13 @@ require_commands() {
 
 # Provisioning: everything the tests need on this machine, so one command stays enough. The TCK's
 # own tests run a namespace reference backend (unshare, setpriv) and guest HTTP clients (curl).
+# sandbox4j-local runs bubblewrap, limits launches with prlimit when no cgroup is writable, bridges
+# the guest to the egress proxy with socat (python3 is the fallback, also tested), and compiles a
+# seccomp filter with gcc and libseccomp.
 provision() {
     require_java
-    require_commands unshare:util-linux setpriv:util-linux curl:curl
+    require_commands unshare:util-linux setpriv:util-linux prlimit:util-linux curl:curl bwrap:bubblewrap \
+        socat:socat python3:python3 gcc:gcc /usr/include/seccomp.h:libseccomp-dev
 }
 
 # One closing line over every module's Surefire reports, so the whole run reads as one count.
