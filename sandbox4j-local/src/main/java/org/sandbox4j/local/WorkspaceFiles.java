@@ -62,8 +62,13 @@ import org.sandbox4j.core.SandboxTransferCapExceeded;
  *       once per call, and each component below it is opened from its already-open parent with
  *       {@code openat(..., O_NOFOLLOW)}. A link met there (one the guest swapped in after the
  *       walk) is refused, never followed, so the walk-then-act race cannot reach outside the
- *       workspace: at worst it turns a call into a refusal.</li>
+ *       workspace: at worst it turns a call into a refusal. This layer alone refuses every link
+ *       the walk refuses; the walk is kept so that refusals read the same on every backend.</li>
  * </ol>
+ *
+ * <p>A working directory above the mount point (say {@code /}) is accepted when the path it
+ * confines lands under the mount point; a path that lands elsewhere is refused with a plain
+ * {@link SandboxFileException} naming the mount point (not an escape: it is simply out of reach).
  *
  * <p>The guest's directories above the mount point (its root, the scaffolding the bind mount sits
  * in) are not visible from here; the walk takes them as the directories the backend made them,
@@ -81,7 +86,9 @@ import org.sandbox4j.core.SandboxTransferCapExceeded;
  * unlinked directory. Creations in this JVM are serialised, so two host writers never collide.
  * (2) Java has no non-blocking open, so a guest that swaps a FIFO in between the no-follow stat and
  * the open can block the calling host thread until something opens the FIFO's other end; it can
- * never redirect I/O outside the workspace.
+ * never redirect I/O outside the workspace. (3) The temporary file and the staging directory are
+ * briefly visible to the guest under {@code .sandbox4j-} names; a guest that tampers with them can
+ * only make the call fail, and a failed call removes what it left.
  */
 final class WorkspaceFiles {
 

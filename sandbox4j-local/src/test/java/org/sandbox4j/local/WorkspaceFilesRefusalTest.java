@@ -58,6 +58,8 @@ class WorkspaceFilesRefusalTest {
                         SandboxPathNotConfined.class),
                 refusal("write onto a dangling link", f -> f.writeFile("dangling", ATTACK, WORK),
                         SandboxPathNotConfined.class),
+                refusal("write through a dangling link, which would create its target",
+                        f -> f.writeFile("dangling/x.txt", ATTACK, WORK), SandboxPathNotConfined.class),
                 refusal("write over the working directory", f -> f.writeFile(".", ATTACK, WORK),
                         SandboxPathNotConfined.class),
                 refusal("write with a backslash", f -> f.writeFile("real\\x.txt", ATTACK, WORK),
