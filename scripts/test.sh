@@ -59,7 +59,8 @@ require_commands() {
 provision() {
     require_java
     require_commands unshare:util-linux setpriv:util-linux prlimit:util-linux curl:curl bwrap:bubblewrap \
-        socat:socat python3:python3 gcc:gcc /usr/include/seccomp.h:libseccomp-dev
+        socat:socat python3:python3 gcc:gcc /usr/include/stdio.h:libc6-dev \
+        /usr/include/seccomp.h:libseccomp-dev
 }
 
 # One closing line over every module's Surefire reports, so the whole run reads as one count.

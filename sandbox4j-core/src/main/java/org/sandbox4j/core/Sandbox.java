@@ -72,6 +72,18 @@ public interface Sandbox {
      * @throws SandboxTimeoutException     it started and overran
      * @throws SandboxOperationNotSupported the backend does not declare {@link Capability#RUN_CODE}
      */
+    /**
+     * Where this sandbox really keeps the spec's work dir, when that is not the spec's own path.
+     * Every backend whose guest has a file system of its own presents the spec's work dir as is
+     * and returns empty (this default). A backend whose guest shares the host's file system (an
+     * {@code os_process} backend) cannot: two sandboxes cannot both own one host path, so it gives
+     * each sandbox a directory of its own and returns that absolute path here. Hosts and kinds pass
+     * {@link SandboxSpec#workDirIn(Sandbox)}, never the spec's work dir alone, to file methods and exec.
+     */
+    default Optional<String> relocatedWorkDir() {
+        return Optional.empty();
+    }
+
     default ExecResult runCode(String code, Duration timeout) {
         throw new SandboxOperationNotSupported("this sandbox does not run code directly (it does not declare '"
                 + Capability.RUN_CODE.wire() + "'); run an interpreter through exec instead");

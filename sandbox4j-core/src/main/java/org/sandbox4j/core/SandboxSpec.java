@@ -87,6 +87,14 @@ public record SandboxSpec(
         }
     }
 
+    /**
+     * The work dir as {@code sandbox} holds it: the sandbox's {@link Sandbox#relocatedWorkDir()}
+     * when its backend relocates work dirs, else this spec's {@link #workDir()}.
+     */
+    public String workDirIn(Sandbox sandbox) {
+        return sandbox.relocatedWorkDir().orElse(workDir);
+    }
+
     /** A builder for a spec of {@code kind}, holding every default. */
     public static Builder builder(String kind) {
         return new Builder(kind);

@@ -52,6 +52,11 @@ public abstract class ForwardingSandbox implements Sandbox {
     }
 
     @Override
+    public Optional<String> relocatedWorkDir() {
+        return delegate.relocatedWorkDir();
+    }
+
+    @Override
     public Optional<SandboxEntry> stat(String path, String workingDirectory) {
         return delegate.stat(path, workingDirectory);
     }

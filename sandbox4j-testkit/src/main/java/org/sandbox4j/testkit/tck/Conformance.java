@@ -122,15 +122,17 @@ public final class Conformance {
         }
         String runId = UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         SandboxKey key = new SandboxKey(SCOPE, "tck-" + runId, KIND);
-        String workingDirectory = target.workBase() + "/" + suite.name().toLowerCase(Locale.ROOT).replace('_', '-')
+        String requestedWorkDir = target.workBase() + "/" + suite.name().toLowerCase(Locale.ROOT).replace('_', '-')
                 + "-" + runId;
         Set<Capability> requires = EnumSet.copyOf(Capability.DEFAULT_CAPABILITIES);
         requires.addAll(suite.gate());
         SandboxSpec spec = target.spec(suite.shape().shape(
-                SandboxSpec.builder(KIND).workDir(workingDirectory).requires(requires), target));
+                SandboxSpec.builder(KIND).workDir(requestedWorkDir).requires(requires), target));
         List<ProbeResult> results = new ArrayList<>();
         try {
             Sandbox sandbox = backend.acquire(key, spec);
+            // The spec's work dir, unless the backend relocates it (an os_process backend must).
+            String workingDirectory = spec.workDirIn(sandbox);
             GuestSide guest = target.guestSide(sandbox);
             guest.plantDirectory(workingDirectory);
             ProbeContext context =

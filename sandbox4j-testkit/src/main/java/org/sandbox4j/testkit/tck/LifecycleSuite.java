@@ -85,11 +85,12 @@ public final class LifecycleSuite {
 
     private static void warmReuse(ProbeContext context) {
         SandboxKey key = ProbeSandboxes.freshKey("warm");
-        String path = context.paths().in("warm.txt");
         try {
-            Sandbox first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key, context.spec());
-            first.writeFile("warm.txt", FIRST, context.workingDirectory());
-            Check.equal(FIRST, context.target().guestSide(first).read(path),
+            ProbeSandboxes.Placed first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
+                    context.spec());
+            String path = first.in("warm.txt");
+            first.writeFile("warm.txt", FIRST);
+            Check.equal(FIRST, context.target().guestSide(first.sandbox()).read(path),
                     "positive control: the file as the first handle's guest side reads it");
             Sandbox second = context.backend().acquire(key, context.spec());
             GuestSide again = context.target().guestSide(second);
@@ -122,25 +123,29 @@ public final class LifecycleSuite {
         }
     }
 
-    /** Each sandbox sees its own file and not the other's, checked in both directions. */
+    /**
+     * Each sandbox sees its own file and not the other's, checked in both directions, each in its
+     * own working directory (the same path unless the backend relocates work dirs).
+     */
     private static void assertSeparate(ProbeContext context, SandboxKey firstKey, SandboxSpec firstSpec,
             SandboxKey secondKey, SandboxSpec secondSpec, String second) {
-        String mine = context.paths().in("mine.txt");
-        String theirs = context.paths().in("theirs.txt");
-        Sandbox first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), firstKey, firstSpec);
-        first.writeFile("mine.txt", FIRST, context.workingDirectory());
-        GuestSide firstSide = context.target().guestSide(first);
-        Check.equal(FIRST, firstSide.read(mine), "positive control: the first sandbox's own file");
+        ProbeSandboxes.Placed first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), firstKey,
+                firstSpec);
+        first.writeFile("mine.txt", FIRST);
+        GuestSide firstSide = context.target().guestSide(first.sandbox());
+        Check.equal(FIRST, firstSide.read(first.in("mine.txt")), "positive control: the first sandbox's own file");
 
-        Sandbox other = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), secondKey, secondSpec);
-        other.writeFile("theirs.txt", OTHER, context.workingDirectory());
-        GuestSide otherSide = context.target().guestSide(other);
-        Check.equal(OTHER, otherSide.read(theirs), "positive control: the sandbox of " + second + " sees its own file");
+        ProbeSandboxes.Placed other = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), secondKey,
+                secondSpec);
+        other.writeFile("theirs.txt", OTHER);
+        GuestSide otherSide = context.target().guestSide(other.sandbox());
+        Check.equal(OTHER, otherSide.read(other.in("theirs.txt")), "positive control: the sandbox of " + second
+                + " sees its own file");
 
-        Check.that(!otherSide.exists(mine), "the sandbox of " + second + " sees " + mine
-                + ", written in the first sandbox: they are one sandbox");
-        Check.that(!firstSide.exists(theirs), "the first sandbox sees " + theirs + ", written in the sandbox of "
-                + second + ": they are one sandbox");
+        Check.that(!otherSide.exists(other.in("mine.txt")), "the sandbox of " + second + " sees "
+                + other.in("mine.txt") + ", written in the first sandbox: they are one sandbox");
+        Check.that(!firstSide.exists(first.in("theirs.txt")), "the first sandbox sees " + first.in("theirs.txt")
+                + ", written in the sandbox of " + second + ": they are one sandbox");
     }
 
     private static void racingAcquires(ProbeContext context) throws Exception {
@@ -156,7 +161,7 @@ public final class LifecycleSuite {
                     start.await(RACE_BOUND.toMillis(), TimeUnit.MILLISECONDS);
                     Sandbox sandbox = context.backend().acquire(key, context.spec());
                     // writeFile creates the working directory as a parent; no racer plants it first.
-                    sandbox.writeFile(name, content, context.workingDirectory());
+                    sandbox.writeFile(name, content, context.spec().workDirIn(sandbox));
                     return sandbox;
                 }));
             }
@@ -165,9 +170,10 @@ public final class LifecycleSuite {
                 sandboxes.add(awaitRacer(handle));
             }
             GuestSide one = context.target().guestSide(sandboxes.get(0));
+            ConformancePaths firstPaths = ConformancePaths.under(context.spec().workDirIn(sandboxes.get(0)));
             List<String> missing = new ArrayList<>();
             for (int racer = 0; racer < RACING_ACQUIRES; racer++) {
-                String path = context.paths().in(racerFile(racer));
+                String path = firstPaths.in(racerFile(racer));
                 if (!one.isRegularFile(path) || !Arrays.equals(racerContent(racer), one.read(path))) {
                     missing.add(racerFile(racer));
                 }
@@ -209,29 +215,31 @@ public final class LifecycleSuite {
         SandboxKey key = ProbeSandboxes.freshKey("dispose");
         SandboxKey bystander = ProbeSandboxes.freshKey("bystander");
         SandboxSpec otherKind = ProbeSandboxes.ofKind(context, OTHER_KIND);
-        String doomed = context.paths().in("doomed.txt");
-        String kept = context.paths().in("kept.txt");
         try {
-            Sandbox first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key, context.spec());
-            first.writeFile("doomed.txt", FIRST, context.workingDirectory());
-            Sandbox second = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key, otherKind);
-            second.writeFile("doomed.txt", OTHER, context.workingDirectory());
-            Sandbox spared = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), bystander,
+            ProbeSandboxes.Placed first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
                     context.spec());
-            spared.writeFile("kept.txt", OTHER, context.workingDirectory());
-            Check.that(context.target().guestSide(first).isRegularFile(doomed)
-                    && context.target().guestSide(second).isRegularFile(doomed),
-                    "positive control: both kinds see their own " + doomed + " before dispose");
+            first.writeFile("doomed.txt", FIRST);
+            ProbeSandboxes.Placed second = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
+                    otherKind);
+            second.writeFile("doomed.txt", OTHER);
+            ProbeSandboxes.Placed spared = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(),
+                    bystander, context.spec());
+            spared.writeFile("kept.txt", OTHER);
+            Check.that(context.target().guestSide(first.sandbox()).isRegularFile(first.in("doomed.txt"))
+                    && context.target().guestSide(second.sandbox()).isRegularFile(second.in("doomed.txt")),
+                    "positive control: both kinds see their own doomed.txt before dispose");
 
             context.backend().dispose(key);
 
             Sandbox fresh = context.backend().acquire(key, context.spec());
+            String doomed = ConformancePaths.under(context.spec().workDirIn(fresh)).in("doomed.txt");
             Check.that(!context.target().guestSide(fresh).exists(doomed), "after dispose(key) a re-acquire still "
                     + "sees " + doomed + ": the sandbox was not removed");
             Sandbox freshOther = context.backend().acquire(key, otherKind);
-            Check.that(!context.target().guestSide(freshOther).exists(doomed), "after dispose(key) a re-acquire of "
-                    + "kind '" + OTHER_KIND + "' still sees " + doomed + ": dispose removed only one kind");
-            Check.equal(OTHER, context.target().guestSide(spared).read(kept),
+            String doomedOther = ConformancePaths.under(otherKind.workDirIn(freshOther)).in("doomed.txt");
+            Check.that(!context.target().guestSide(freshOther).exists(doomedOther), "after dispose(key) a re-acquire "
+                    + "of kind '" + OTHER_KIND + "' still sees " + doomedOther + ": dispose removed only one kind");
+            Check.equal(OTHER, context.target().guestSide(spared.sandbox()).read(spared.in("kept.txt")),
                     "another key's file after dispose(key) (it must be spared)");
         } finally {
             ProbeSandboxes.disposeQuietly(context.backend(), key);
@@ -250,19 +258,22 @@ public final class LifecycleSuite {
         SandboxKey purgedB = new SandboxKey(Conformance.SCOPE, thread, Conformance.KIND + "-second-agent");
         SandboxKey spared = ProbeSandboxes.freshKey("spared");
         List<SandboxKey> created = List.of(purgedA, purgedB);
-        String doomed = context.paths().in("doomed.txt");
-        String kept = context.paths().in("kept.txt");
         SandboxBackend first = context.backend();
         SandboxBackend second = context.target().newBackend();
         try {
             for (SandboxKey key : created) {
-                Sandbox sandbox = ProbeSandboxes.acquireWithWorkingDirectory(context, first, key, context.spec());
-                sandbox.writeFile("doomed.txt", FIRST, context.workingDirectory());
-                Check.that(context.target().guestSide(sandbox).isRegularFile(doomed),
-                        "positive control: the sandbox of agent '" + key.agentDir() + "' sees its own " + doomed);
+                ProbeSandboxes.Placed sandbox = ProbeSandboxes.acquireWithWorkingDirectory(context, first, key,
+                        context.spec());
+                sandbox.writeFile("doomed.txt", FIRST);
+                Check.that(context.target().guestSide(sandbox.sandbox()).isRegularFile(sandbox.in("doomed.txt")),
+                        "positive control: the sandbox of agent '" + key.agentDir() + "' sees its own "
+                        + sandbox.in("doomed.txt"));
             }
-            Sandbox bystander = ProbeSandboxes.acquireWithWorkingDirectory(context, first, spared, context.spec());
-            bystander.writeFile("kept.txt", OTHER, context.workingDirectory());
+            ProbeSandboxes.Placed placedBystander = ProbeSandboxes.acquireWithWorkingDirectory(context, first, spared,
+                    context.spec());
+            placedBystander.writeFile("kept.txt", OTHER);
+            Sandbox bystander = placedBystander.sandbox();
+            String kept = placedBystander.in("kept.txt");
 
             int disposed = second.disposeScope(Conformance.SCOPE, thread);
 
@@ -271,6 +282,7 @@ public final class LifecycleSuite {
                     + " in: it does not answer from the provider's own record");
             for (SandboxKey key : created) {
                 Sandbox again = second.acquire(key, context.spec());
+                String doomed = ConformancePaths.under(context.spec().workDirIn(again)).in("doomed.txt");
                 Check.that(!context.target().guestSide(again).exists(doomed), "after disposeScope on a second "
                         + "instance, agent '" + key.agentDir() + "' re-acquires a sandbox that still holds " + doomed);
             }

@@ -38,12 +38,34 @@ final class ProbeSandboxes {
                 .requires(suiteSpec.requires()));
     }
 
-    /** Acquires and makes the probe's working directory exist in that sandbox. */
-    static Sandbox acquireWithWorkingDirectory(ProbeContext context, SandboxBackend backend, SandboxKey key,
+    /**
+     * Acquires and makes the sandbox's working directory exist in it: the spec's work dir, or where
+     * the backend relocated it ({@link SandboxSpec#workDirIn}), which may differ per sandbox.
+     */
+    static Placed acquireWithWorkingDirectory(ProbeContext context, SandboxBackend backend, SandboxKey key,
             SandboxSpec spec) {
         Sandbox sandbox = backend.acquire(key, spec);
-        context.target().guestSide(sandbox).plantDirectory(context.workingDirectory());
-        return sandbox;
+        String workingDirectory = spec.workDirIn(sandbox);
+        context.target().guestSide(sandbox).plantDirectory(workingDirectory);
+        return new Placed(sandbox, workingDirectory);
+    }
+
+    /**
+     * A sandbox a probe acquired, with its own working directory.
+     *
+     * @param sandbox          the handle
+     * @param workingDirectory where its work dir is (the suite's, unless the backend relocates)
+     */
+    record Placed(Sandbox sandbox, String workingDirectory) {
+
+        /** The absolute path of {@code name} in this sandbox's working directory. */
+        String in(String name) {
+            return ConformancePaths.under(workingDirectory).in(name);
+        }
+
+        void writeFile(String name, byte[] content) {
+            sandbox.writeFile(name, content, workingDirectory);
+        }
     }
 
     /** Disposes of the key and its conversation; a failure is logged, never raised (clean-up must not mask a verdict). */
