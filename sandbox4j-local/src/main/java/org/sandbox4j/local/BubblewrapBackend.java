@@ -84,8 +84,6 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
     /** Guest paths a workspace may never be bound over: the sandbox's own system directories. */
     private static final List<String> RESERVED_GUEST_PATHS = List.of("/usr", "/bin", "/sbin", "/lib", "/lib32",
             "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
-    /** Debris (half-built or half-removed sandboxes) younger than this may belong to a live operation. */
-    private static final Duration DEBRIS_AGE = Duration.ofMinutes(1);
     private static final String SECCOMP_FD = "10";
     private static final String OPEN_SECCOMP = "exec 10<\"$1\" || exit 125; shift; exec \"$@\"";
 
@@ -98,15 +96,12 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
 
     private final String name;
     private final Path bwrap;
-    private final LocalStore store;
+    private final LocalSandboxes sandboxes;
     private final BwrapLayout layout;
     private final ResourceLimiter limiter;
     private final Optional<Path> seccompFilter;
     private final Optional<String> imageName;
-    private final Duration lease;
     private final EgressProxy.Settings egressSettings;
-    /** Names this backend's control groups apart from another state root's. */
-    private final String groupPrefix;
     /** Proxies this process runs, by sandbox id. */
     private final ConcurrentHashMap<String, EgressLink> proxies = new ConcurrentHashMap<>();
     /** Which bridge the guest has ("socat", "python3" or ""), probed once. */
@@ -116,7 +111,7 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         this.name = builder.name;
         this.bwrap = HostPrograms.find(builder.bwrap).orElseThrow(() -> new SandboxException("backend '"
                 + builder.name + "' cannot find the bwrap binary '" + builder.bwrap + "': " + INSTALL_HINT));
-        this.store = LocalStore.open(builder.stateRoot, TYPE, name);
+        LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
         try {
             this.layout = BwrapLayout.of(builder.rootFilesystem, builder.readOnlyBinds,
                     store.root().resolve(".guest-etc"));
@@ -128,9 +123,8 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, prlimit);
         this.seccompFilter = builder.seccompFilter;
         this.imageName = builder.imageName;
-        this.lease = builder.lease;
         this.egressSettings = builder.egressSettings;
-        this.groupPrefix = "s4j-" + KeyDigest.sha256Hex(store.root().toString()).substring(0, 8) + "-";
+        this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name, this::stopProxy);
         checkHost();
         reapAbandoned();
     }
@@ -156,7 +150,7 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
 
     /** The directory this backend keeps its sandboxes in. */
     public Path stateDirectory() {
-        return store.root();
+        return sandboxes.store().root();
     }
 
     /**
@@ -171,7 +165,7 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         lines.add("limits: " + limiter.describe());
         lines.add("seccomp: " + seccompFilter.map(path -> "filter " + path).orElse(
                 "none configured (give a compiled BPF filter with seccompFilter(path); see the module README)"));
-        lines.add("state: " + store.root());
+        lines.add("state: " + sandboxes.store().root());
         String bridge = guestBridge();
         lines.add("egress bridge in the guest: " + (bridge.isEmpty()
                 ? "none (install socat or python3 in the guest, or ALLOWLIST specs are refused)" : bridge));
@@ -187,21 +181,7 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         Optional<EgressPolicy> policy = egressPolicy(spec);
         String fingerprint = fingerprint(spec);
         String id = SandboxRecord.idOf(TYPE, key, spec.kind(), fingerprint);
-        Path directory = store.locked(id, () -> {
-            Optional<SandboxRecord> existing = store.record(id);
-            try {
-                if (existing.isPresent()) {
-                    existing.get().renewed(lease).write(store.directory(id));
-                    return store.directory(id);
-                }
-                return store.create(SandboxRecord.fresh(id, key, spec.kind(), fingerprint, lease),
-                        building -> Files.createDirectories(building.resolve(LocalStore.WORKSPACE)
-                                .resolve(GuestPaths.fileName(workDir))));
-            } catch (IOException e) {
-                throw new SandboxException("backend '" + name + "' could not create a sandbox under " + store.root()
-                        + ": " + ErrorDetail.of(e), e);
-            }
-        });
+        Path directory = sandboxes.acquire(id, key, spec.kind(), fingerprint, GuestPaths.fileName(workDir));
         Optional<EgressLink> egress = policy.map(allowed -> proxies.computeIfAbsent(id,
                 ignored -> EgressLink.start(directory.resolve(EgressLink.HOST_DIRECTORY), allowed, egressSettings,
                         name)));
@@ -210,22 +190,12 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
 
     @Override
     public void dispose(SandboxKey key) {
-        for (SandboxRecord record : store.records()) {
-            if (record.belongsTo(key)) {
-                disposeId(record.id());
-            }
-        }
+        sandboxes.dispose(key);
     }
 
     @Override
     public int disposeScope(String scope, String threadId) {
-        int removed = 0;
-        for (SandboxRecord record : store.records()) {
-            if (record.belongsTo(scope, threadId) && disposeId(record.id())) {
-                removed++;
-            }
-        }
-        return removed;
+        return sandboxes.disposeScope(scope, threadId);
     }
 
     /**
@@ -234,27 +204,7 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
      * backend starts; call it again on demand. Returns how many sandboxes it removed.
      */
     public int reapAbandoned() {
-        Instant now = Instant.now();
-        int reaped = 0;
-        for (SandboxRecord record : store.records()) {
-            if (record.abandoned(now) && store.locked(record.id(),
-                    () -> store.record(record.id()).map(current -> current.abandoned(now)).orElse(false))
-                    && disposeId(record.id())) {
-                reaped++;
-            }
-        }
-        for (Path debris : store.debris()) {
-            if (olderThan(debris, DEBRIS_AGE)) {
-                LocalStore.deleteTree(debris);
-            }
-        }
-        for (String group : limiter.existingGroups()) {
-            if (group.startsWith(groupPrefix) && !Files.isDirectory(store.directory(group.substring(
-                    groupPrefix.length())))) {
-                limiter.release(group);
-            }
-        }
-        return reaped;
+        return sandboxes.reapAbandoned();
     }
 
     /** Stops the proxies this process runs; the sandboxes stay for the next process to adopt or dispose. */
@@ -282,7 +232,7 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
 
     List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,
             Command command, ExecOptions options) {
-        List<String> argv = new ArrayList<>(limiter.launchPrefix(groupPrefix + id));
+        List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id));
         seccompFilter.ifPresent(filter -> argv.addAll(List.of("/bin/sh", "-c", OPEN_SECCOMP, "sandbox4j-seccomp",
                 filter.toString())));
         argv.add(bwrap.toString());
@@ -312,25 +262,17 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         return builder;
     }
 
-    Duration lease() {
-        return lease;
-    }
-
-    LocalStore store() {
-        return store;
+    LocalSandboxes sandboxes() {
+        return sandboxes;
     }
 
     // ---------------------------------------------------------------- internals
 
-    private boolean disposeId(String id) {
-        return store.locked(id, () -> {
-            EgressLink proxy = proxies.remove(id);
-            if (proxy != null) {
-                proxy.close();
-            }
-            limiter.release(groupPrefix + id);
-            return store.remove(id);
-        });
+    private void stopProxy(String id) {
+        EgressLink proxy = proxies.remove(id);
+        if (proxy != null) {
+            proxy.close();
+        }
     }
 
     private String checkedWorkDir(String workDir) {
@@ -456,14 +398,6 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SandboxException("interrupted while checking bwrap", e);
-        }
-    }
-
-    private static boolean olderThan(Path path, Duration age) {
-        try {
-            return Files.getLastModifiedTime(path).toInstant().isBefore(Instant.now().minus(age));
-        } catch (IOException e) {
-            return false;
         }
     }
 

@@ -37,7 +37,7 @@ final class BubblewrapSandbox implements Sandbox {
         this.mountPoint = mountPoint;
         this.egress = egress;
         this.files = new WorkspaceFiles(directory.resolve(LocalStore.WORKSPACE), mountPoint, backend.name());
-        this.leaseUntil = Instant.now().plus(backend.lease());
+        this.leaseUntil = Instant.now().plus(backend.sandboxes().lease());
     }
 
     @Override
@@ -106,22 +106,10 @@ final class BubblewrapSandbox implements Sandbox {
 
     /** Keeps the record's lease ahead of the reaper while the sandbox is used. */
     private void renewLeaseIfWaning() {
-        Instant now = Instant.now();
-        if (now.plus(backend.lease().dividedBy(2)).isBefore(leaseUntil)) {
+        if (Instant.now().plus(backend.sandboxes().lease().dividedBy(2)).isBefore(leaseUntil)) {
             return;
         }
-        backend.store().locked(id, () -> {
-            backend.store().record(id).ifPresent(record -> {
-                try {
-                    record.renewed(backend.lease()).write(directory);
-                } catch (IOException e) {
-                    throw new SandboxException("backend '" + backend.name() + "' could not renew the lease of " + id
-                            + ": " + e.getMessage(), e);
-                }
-            });
-            return null;
-        });
-        leaseUntil = now.plus(backend.lease());
+        leaseUntil = backend.sandboxes().renewLease(id);
     }
 
     @Override
