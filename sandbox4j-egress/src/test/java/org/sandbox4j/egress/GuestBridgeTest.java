@@ -113,6 +113,11 @@ class GuestBridgeTest {
                 curlThroughBridge(port2, "-p", "http://allowed.test:" + http.port() + "/tunnel"));
         assertThat(tunnel.exit()).as(tunnel.stderr()).isZero();
         assertThat(tunnel.stdout()).isEqualTo("hello from loopback /tunnel");
+        // A decision is recorded when its connection ends, which may be just after curl exits.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (proxy.decisions().size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
         assertThat(proxy.decisions()).extracting(EgressDecision::method).contains("GET", "CONNECT");
     }
 
