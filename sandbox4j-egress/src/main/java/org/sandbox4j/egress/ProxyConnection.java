@@ -177,7 +177,7 @@ final class ProxyConnection {
         }
         String what = connect.addresses().size() == 1 ? "" : " (tried " + connect.addresses().size() + " addresses)";
         throw new ProxyRefusal(HttpStatus.BAD_GATEWAY, "could not connect to " + host + ":" + port + what + ": "
-                + (last instanceof Connector.ConnectTimeout ? "timed out after "
+                + (last instanceof ConnectTimeout ? "timed out after "
                 + proxy.settings().connectTimeout().toMillis() + " ms" : describe(last)));
     }
 

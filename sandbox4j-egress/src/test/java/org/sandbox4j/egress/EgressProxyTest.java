@@ -166,6 +166,34 @@ class EgressProxyTest {
     }
 
     @Test
+    void anIpv4MappedIpv6AnswerIsJudgedByItsIpv4Address() throws Exception {
+        byte[] mapped = new byte[16];
+        mapped[10] = (byte) 0xff;
+        mapped[11] = (byte) 0xff;
+        mapped[12] = (byte) 169;
+        mapped[13] = (byte) 254;
+        mapped[14] = (byte) 169;
+        mapped[15] = (byte) 254;
+        // Kept as an Inet6Address, the way a resolver could hand it back.
+        InetAddress metadata = java.net.Inet6Address.getByAddress("meta.test", mapped, -1);
+        start(EgressProxy.Settings.defaults().withResolver(name -> List.of(metadata)), "meta.test");
+        String response = exchange(socket, get("http://meta.test/latest/meta-data/"));
+        assertThat(response).startsWith("HTTP/1.1 403 ");
+        assertThat(body(response)).contains("resolves to an internal address (cloud metadata 169.254.169.254 (IPv4-mapped))");
+        assertThat(connector.attempts).isEmpty();
+    }
+
+    @Test
+    void anAddressRuleForAnInternalAddressReachesItButANameRuleNever() throws Exception {
+        start(EgressProxy.Settings.defaults().withResolver(name -> List.of(Loopback.LOOPBACK)),
+                "127.0.0.1:" + http.port(), "loopback.test:" + http.port());
+        assertThat(exchange(socket, get("http://127.0.0.1:" + http.port() + "/named"))).startsWith("HTTP/1.1 200 ");
+        assertThat(exchange(socket, get("http://loopback.test:" + http.port() + "/resolved")))
+                .startsWith("HTTP/1.1 403 ").contains("resolves to an internal address (loopback 127.0.0.0/8)");
+        assertThat(http.paths).containsExactly("/named");
+    }
+
+    @Test
     void aResolvedPublicAddressIsTheOneConnectedTo() throws Exception {
         InetAddress publicAddress = HostSyntax.parseIpv4("203.0.113.7").orElseThrow();
         start(EgressProxy.Settings.defaults().withResolver(name -> List.of(publicAddress)), "public.test");
@@ -184,6 +212,23 @@ class EgressProxyTest {
         assertThat(response).startsWith("HTTP/1.1 502 Bad Gateway");
         assertThat(body(response)).isEqualTo("sandbox4j egress: nowhere.test does not resolve\n");
         assertThat(connector.attempts).isEmpty();
+    }
+
+    @Test
+    void aConnectTimeoutIs502NamingTheBound() throws Exception {
+        // The timeout itself is the connector's; a seam stands in for an address that never answers,
+        // since a test may not send a packet anywhere but loopback.
+        List<InetSocketAddress> attempts = new CopyOnWriteArrayList<>();
+        EgressProxy proxy = EgressProxy.start(socket, EgressPolicy.parse(List.of("slow.test=127.0.0.1")),
+                EgressProxy.Settings.defaults().withConnectTimeout(Duration.ofMillis(250)), (address, timeout) -> {
+                    attempts.add(address);
+                    throw new ConnectTimeout("no answer within " + timeout.toMillis() + " ms");
+                });
+        proxies.add(proxy);
+        String response = exchange(socket, "CONNECT slow.test:443 HTTP/1.1\r\n\r\n");
+        assertThat(response).startsWith("HTTP/1.1 502 ");
+        assertThat(body(response)).isEqualTo("sandbox4j egress: could not connect to slow.test:443: timed out after 250 ms\n");
+        assertThat(attempts).containsExactly(new InetSocketAddress(Loopback.LOOPBACK, 443));
     }
 
     @Test
@@ -328,6 +373,7 @@ class EgressProxyTest {
     void connectionsBeyondTheCapGet503() throws Exception {
         EgressProxy proxy = start(EgressProxy.Settings.defaults().withMaxConnections(2), "a.test:*=127.0.0.1");
         try (SocketChannel first = Loopback.connect(socket); SocketChannel second = Loopback.connect(socket)) {
+            assertThat(first.isConnected() && second.isConnected()).isTrue();
             awaitLive(proxy, 2);
             String response = exchange(socket, get("http://a.test/"));
             assertThat(response).startsWith("HTTP/1.1 503 Service Unavailable");

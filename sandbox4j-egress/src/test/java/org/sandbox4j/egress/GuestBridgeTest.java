@@ -100,7 +100,7 @@ class GuestBridgeTest {
 
     @Test
     void theSocatBridgeCarriesForwardAndConnectRequests() throws Exception {
-        assertThat(SOCAT).exists();
+        assertThat(SOCAT).as("this test runs the real socat bridge: apt-get install socat").exists();
         int port = Loopback.freePort();
         Run get = run(pathWith("socat", "grep", "sleep", "curl"), port,
                 curlThroughBridge(port, "http://allowed.test:" + http.port() + "/via-socat"));
@@ -123,7 +123,7 @@ class GuestBridgeTest {
 
     @Test
     void thePython3BridgeIsUsedWhenSocatIsMissingAndRefusalsComeThrough() throws Exception {
-        assertThat(PYTHON3).exists();
+        assertThat(PYTHON3).as("this test runs the real python3 bridge: apt-get install python3").exists();
         String path = pathWith("python3", "grep", "sleep", "curl");
         int port = Loopback.freePort();
         Run get = run(path, port, curlThroughBridge(port, "http://allowed.test:" + http.port() + "/via-python"));
