@@ -38,11 +38,4 @@ interface Connector {
     };
 
     SocketChannel connect(InetSocketAddress address, Duration timeout) throws IOException;
-
-    /** The connect timeout elapsed. */
-    final class ConnectTimeout extends IOException {
-        ConnectTimeout(String message) {
-            super(message);
-        }
-    }
 }

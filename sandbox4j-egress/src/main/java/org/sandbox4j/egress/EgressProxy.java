@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -62,6 +63,15 @@ public final class EgressProxy implements AutoCloseable {
     private static final String STAGING_NAME = "s";
     private static final int BACKLOG = 64;
 
+    /**
+     * How long a refused client's connection stays open after the answer. Closing a unix socket
+     * with unread request bytes resets the peer, which may then lose the answer; the proxy reads
+     * and discards what arrives during this window instead.
+     */
+    static final Duration LINGER = Duration.ofMillis(250);
+    /** The most a lingering connection may make the proxy read and discard. */
+    static final int LINGER_DRAIN_BYTES = 64 * 1024;
+
     private static final AtomicLong PROXIES = new AtomicLong();
 
     private final Path socket;
@@ -72,6 +82,7 @@ public final class EgressProxy implements AutoCloseable {
     private final DecisionLog log;
     private final ScheduledExecutorService timer;
     private final Set<ProxyConnection> live = ConcurrentHashMap.newKeySet();
+    private final Set<SocketChannel> lingering = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong connectionIds = new AtomicLong();
     private final String threadPrefix;
@@ -322,6 +333,7 @@ public final class EgressProxy implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         timer.shutdownNow();
+        lingering.forEach(EgressProxy::closeQuietly);
         log.close();
     }
 
@@ -354,13 +366,62 @@ public final class EgressProxy implements AutoCloseable {
     private void refuseOverCap(SocketChannel client) {
         String reason = EgressGate.PREFIX + "this sandbox already has " + settings.maxConnections()
                 + " open connections, the limit; retry when one closes";
-        try (client) {
+        try {
+            client.configureBlocking(false);
+            // A 503 is small enough for an empty socket buffer; a client that filled its own
+            // buffer without reading loses the answer rather than stalling the acceptor.
             client.write(ByteBuffer.wrap(HttpStatus.response(HttpStatus.SERVICE_UNAVAILABLE, reason)));
-            client.shutdownOutput();
         } catch (IOException e) {
             // The client left; the decision is recorded all the same.
         }
         log.record(new EgressDecision(Instant.now(), "", "", 0, EgressDecision.Verdict.REFUSED, reason, 0, 0));
+        closeGently(client);
+    }
+
+    /**
+     * Ends a connection the proxy has answered itself: half-closes it, then reads and discards
+     * what the client still sends for {@link #LINGER} before closing, so the answer is not lost
+     * to a reset. Bounded: at most {@code maxConnections} connections linger at once (others are
+     * closed at once), and each is drained of at most {@value #LINGER_DRAIN_BYTES} bytes.
+     */
+    void closeGently(SocketChannel channel) {
+        try {
+            channel.shutdownOutput();
+            channel.configureBlocking(false);
+            drain(channel);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(channel);
+            return;
+        }
+        if (closed.get() || lingering.size() >= settings.maxConnections()) {
+            closeQuietly(channel);
+            return;
+        }
+        lingering.add(channel);
+        try {
+            timer.schedule(() -> {
+                drain(channel);
+                closeQuietly(channel);
+                lingering.remove(channel);
+            }, LINGER.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            closeQuietly(channel);
+            lingering.remove(channel);
+        }
+    }
+
+    private static void drain(SocketChannel channel) {
+        ByteBuffer sink = ByteBuffer.allocate(RequestHead.READ_CHUNK);
+        int total = 0;
+        try {
+            int n;
+            while (total < LINGER_DRAIN_BYTES && (n = channel.read(sink)) > 0) {
+                total += n;
+                sink.clear();
+            }
+        } catch (IOException | RuntimeException e) {
+            // Nothing more to read: the close follows.
+        }
     }
 
     // Collaborators for ProxyConnection.
@@ -377,8 +438,11 @@ public final class EgressProxy implements AutoCloseable {
         return daemon(body, threadPrefix + "-conn-" + connectionId + "-" + role);
     }
 
-    void ended(ProxyConnection connection, EgressDecision decision) {
+    void record(EgressDecision decision) {
         log.record(decision);
+    }
+
+    void ended(ProxyConnection connection) {
         live.remove(connection);
     }
 

@@ -75,6 +75,15 @@ public record EgressRule(
         if (pin.isPresent() && kind != Kind.HOST) {
             throw new IllegalArgumentException("only an exact HOST rule can be pinned: " + entry);
         }
+        if (kind != Kind.ADDRESS && !(HostSyntax.isDnsName(host) && host.equals(HostSyntax.normalizeName(host)))) {
+            throw new IllegalArgumentException("a " + kind + " rule needs a lower-case DNS name without a trailing dot,"
+                    + " not '" + host + "': " + entry);
+        }
+        for (int port : ports) {
+            if (port < HostSyntax.MIN_PORT || port > HostSyntax.MAX_PORT) {
+                throw new IllegalArgumentException("port " + port + " is not 1-65535: " + entry);
+            }
+        }
     }
 
     /**

@@ -47,6 +47,8 @@ final class ProxyConnection {
     private final AtomicLong toServer = new AtomicLong();
     private final AtomicLong toClient = new AtomicLong();
     private volatile SocketChannel upstream;
+    /** Set when the proxy answered the client itself: the client is then closed gently. */
+    private volatile boolean answered;
     private volatile long lastActivity = System.nanoTime();
 
     // The decision as it stands; written by the connection thread, or by the header timer
@@ -110,9 +112,16 @@ final class ProxyConnection {
             }
         } finally {
             phase.set(Phase.ENDED);
-            abort();
-            proxy.ended(this, new EgressDecision(Instant.now(), method, host, port, verdict, reason,
+            // Recorded before the client sees the end, so a client that read the answer finds it logged.
+            proxy.record(new EgressDecision(Instant.now(), method, host, port, verdict, reason,
                     toServer.get(), toClient.get()));
+            if (answered) {
+                EgressProxy.closeQuietly(upstream);
+                proxy.closeGently(client);
+            } else {
+                abort();
+            }
+            proxy.ended(this);
             ended.countDown();
         }
     }
@@ -122,6 +131,11 @@ final class ProxyConnection {
             reason = EgressGate.PREFIX + "the request head did not arrive within "
                     + proxy.settings().headerTimeout().toMillis() + " ms";
             writeQuietly(HttpStatus.response(HttpStatus.REQUEST_TIMEOUT, reason));
+            try {
+                client.shutdownOutput();
+            } catch (IOException e) {
+                // Already gone.
+            }
             abort();
         }
     }
@@ -163,7 +177,7 @@ final class ProxyConnection {
         }
         String what = connect.addresses().size() == 1 ? "" : " (tried " + connect.addresses().size() + " addresses)";
         throw new ProxyRefusal(HttpStatus.BAD_GATEWAY, "could not connect to " + host + ":" + port + what + ": "
-                + (last instanceof Connector.ConnectTimeout ? "timed out after "
+                + (last instanceof ConnectTimeout ? "timed out after "
                 + proxy.settings().connectTimeout().toMillis() + " ms" : describe(last)));
     }
 
@@ -203,6 +217,7 @@ final class ProxyConnection {
     private void pipeBothWays() throws IOException {
         long idleMillis = proxy.settings().idleTimeout().toMillis();
         long checkEvery = Math.max(MIN_IDLE_CHECK_MILLIS, idleMillis / IDLE_CHECKS_PER_TIMEOUT);
+        lastActivity = System.nanoTime();
         ScheduledFuture<?> idleCheck = proxy.timer().scheduleAtFixedRate(() -> {
             if (System.nanoTime() - lastActivity > TimeUnit.MILLISECONDS.toNanos(idleMillis)) {
                 reason = EgressGate.PREFIX + "allowed, closed after " + idleMillis + " ms without traffic";
@@ -252,13 +267,13 @@ final class ProxyConnection {
     private void refuse(int status, String line) {
         verdict = EgressDecision.Verdict.REFUSED;
         reason = line;
+        answered = true;
         writeQuietly(HttpStatus.response(status, line));
     }
 
     private void writeQuietly(byte[] response) {
         try {
             writeFully(client, ByteBuffer.wrap(response));
-            client.shutdownOutput();
         } catch (IOException e) {
             // The client left before the answer; the decision is recorded all the same.
         }

@@ -6,7 +6,6 @@ import java.nio.channels.ReadableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -126,10 +125,6 @@ record RequestHead(String method, String target, String version, List<Header> he
 
     boolean isConnect() {
         return method.equals("CONNECT");
-    }
-
-    String methodUpper() {
-        return method.toUpperCase(Locale.ROOT);
     }
 
     private static ProxyRefusal malformed(String why) {

@@ -130,6 +130,16 @@ class EgressRuleTest {
     }
 
     @org.junit.jupiter.api.Test
+    void theConstructorKeepsRulesCanonical() {
+        assertThatThrownBy(() -> new EgressRule("X", EgressRule.Kind.HOST, "X.test", Optional.empty(), Set.of(), Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lower-case DNS name");
+        assertThatThrownBy(() -> new EgressRule("x", EgressRule.Kind.HOST, "x.test", Optional.empty(), Set.of(0), Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port 0");
+        assertThatThrownBy(() -> new EgressRule("x", EgressRule.Kind.ADDRESS, "x", Optional.empty(), Set.of(), Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exactly one address");
+    }
+
+    @org.junit.jupiter.api.Test
     void toStringIsTheEntry() {
         assertThat(EgressRule.parse("pypi.org:443")).hasToString("pypi.org:443");
         assertThat(EgressRule.parse("pypi.org").pin()).isEqualTo(Optional.empty());
