@@ -6,13 +6,15 @@ import java.util.List;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.testkit.tck.Conformance;
 import org.sandbox4j.testkit.tck.ConformanceReport;
+import org.sandbox4j.testkit.tck.ConformanceTarget;
 import org.sandbox4j.testkit.tck.ProbeResult;
 import org.sandbox4j.testkit.tck.Suite;
 import org.sandbox4j.testkit.tck.Suites;
 
 /**
- * Runs every suite {@link BubblewrapBackend} declares in this JVM and prints one line per probe,
- * then {@code RESULT passed=N failed=N skipped=N}; exits 1 when a probe failed or none ran.
+ * Runs every suite {@link BubblewrapBackend} and {@link ProcessBackend} declare in this JVM and
+ * prints one line per probe, then {@code RESULT passed=N failed=N skipped=N}; exits 1 when a probe
+ * failed or none ran.
  * {@link UnprivilegedConformanceTest} starts it as an unprivileged user.
  *
  * <p>Argument: the state root to use (it must be writable by this user).
@@ -27,18 +29,22 @@ public final class ConformanceMain {
         int failed = 0;
         int skipped = 0;
         List<String> lines = new ArrayList<>();
-        try (BubblewrapTarget target = new BubblewrapTarget(Path.of(args[0]))) {
-            BackendDeclarations declared = target.newBackend().declarations();
-            lines.add("LIMITS " + ((BubblewrapBackend) target.newBackend()).limitMechanism());
-            for (Suite suite : Suites.all()) {
+        try (BubblewrapTarget bubblewrap = new BubblewrapTarget(Path.of(args[0], "bubblewrap"))) {
+            lines.add("LIMITS " + ((BubblewrapBackend) bubblewrap.newBackend()).limitMechanism());
+            List<ConformanceTarget> targets = List.of(bubblewrap,
+                    new ProcessConformanceTest.ProcessTarget(Path.of(args[0], "process")));
+            for (ConformanceTarget target : targets) {
+              String backend = target.newBackend().name();
+              BackendDeclarations declared = target.newBackend().declarations();
+              for (Suite suite : Suites.all()) {
                 if (suite.ineligibility(declared, target).isPresent()) {
-                    lines.add("NOT-DECLARED " + suite.name());
+                    lines.add("NOT-DECLARED " + backend + " " + suite.name());
                     continue;
                 }
                 ConformanceReport report = Conformance.run(target, suite);
                 for (ProbeResult result : report.results()) {
                     String verdict = result.passed() ? "PASS" : result.failed() ? "FAIL" : "SKIP";
-                    lines.add(verdict + " " + suite.name() + "/" + result.probe()
+                    lines.add(verdict + " " + backend + " " + suite.name() + "/" + result.probe()
                             + (result.passed() ? "" : ": " + result.detail().replace('\n', ' ')));
                     if (result.passed()) {
                         passed++;
@@ -48,6 +54,7 @@ public final class ConformanceMain {
                         skipped++;
                     }
                 }
+              }
             }
         } catch (RuntimeException e) {
             lines.add("ERROR " + e);

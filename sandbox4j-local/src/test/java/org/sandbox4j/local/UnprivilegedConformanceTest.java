@@ -16,7 +16,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The whole TCK against {@link BubblewrapBackend} as an unprivileged user: a child JVM started
+ * The whole TCK against {@link BubblewrapBackend} and {@link ProcessBackend} as an unprivileged
+ * user: a child JVM started
  * with {@code setpriv} as uid/gid 65534, over a copy of this test's class path that user can
  * read. Unprivileged, the backend has no writable cgroup here, so this also proves the rlimit
  * fallback contains a fork bomb. Runs when the build runs as root (CI does); a build that is
@@ -71,8 +72,10 @@ class UnprivilegedConformanceTest {
                 .isTrue();
         assertThat(printed).as("the unprivileged run").contains("LIMITS RLIMIT");
         assertThat(child.exitValue()).as("exit of the unprivileged TCK run:%n%s", printed).isZero();
-        assertThat(printed).contains("PASS ISOLATION/a-fork-bomb-is-contained", "PASS EGRESS_ALLOWLIST/",
-                "PASS EXEC/", "PASS LIFECYCLE/").doesNotContain("FAIL ");
+        assertThat(printed).contains("PASS bubblewrap ISOLATION/a-fork-bomb-is-contained",
+                "PASS bubblewrap EGRESS_ALLOWLIST/", "PASS bubblewrap EXEC/", "PASS bubblewrap LIFECYCLE/",
+                "PASS process EXEC/a-timeout-kills-the-whole-tree", "PASS process LIFECYCLE/",
+                "PASS process RECLAIM/a-guest-refusal-is-a-reason").doesNotContain("FAIL ", "SKIP ");
     }
 
     /** Copies every class path entry where uid 65534 can read it (root's Maven repository is private). */

@@ -1,0 +1,131 @@
+package org.sandbox4j.local;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+/**
+ * Finds what a host-process command started after it left its process group (a {@code setsid}
+ * child, a double fork): every process of the command carries a marker variable in its
+ * environment, inherited by all it starts, and on Linux {@code /proc/<pid>/environ} shows it to
+ * the same user. The technique Jenkins' process-tree killer uses. A process that clears its own
+ * environment escapes it; only namespaces or a cgroup close that, and {@link ProcessBackend}
+ * says so.
+ */
+final class ExecMarker {
+
+    /** The variable every process of one exec inherits. */
+    static final String EXEC_VARIABLE = "SANDBOX4J_EXEC";
+    /** The variable every process of one sandbox inherits, so disposal finds them all. */
+    static final String SANDBOX_VARIABLE = "SANDBOX4J_SANDBOX";
+    private static final Path PROC = Path.of("/proc");
+    /** The most of one process's environment read: markers sit among ordinary variables. */
+    private static final int ENVIRON_READ_LIMIT = 1 << 20;
+    /** Rounds of find-and-kill: a process may fork while the previous round kills its parent. */
+    private static final int ROUNDS = 20;
+
+    private final String variable;
+    private final String value;
+    private final byte[] needle;
+
+    private ExecMarker(String variable, String value) {
+        this.variable = variable;
+        this.value = value;
+        this.needle = (variable + "=" + value + "\0").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A fresh marker for one exec of sandbox {@code id}. */
+    static ExecMarker forExec(String id) {
+        return new ExecMarker(EXEC_VARIABLE, id + "-" + UUID.randomUUID());
+    }
+
+    /** The marker every exec of sandbox {@code id} carries. */
+    static ExecMarker forSandbox(String id) {
+        return new ExecMarker(SANDBOX_VARIABLE, id);
+    }
+
+    String variable() {
+        return variable;
+    }
+
+    String value() {
+        return value;
+    }
+
+    /** Kills, round by round, every process still carrying this marker; returns how many were killed. */
+    int killAll() {
+        if (!Files.isDirectory(PROC)) {
+            return 0;
+        }
+        int killed = 0;
+        for (int round = 0; round < ROUNDS; round++) {
+            List<Long> found = carriers();
+            if (found.isEmpty()) {
+                break;
+            }
+            for (long pid : found) {
+                if (ProcessHandle.of(pid).map(ProcessHandle::destroyForcibly).orElse(false)) {
+                    killed++;
+                }
+            }
+        }
+        return killed;
+    }
+
+    private List<Long> carriers() {
+        List<Long> found = new ArrayList<>();
+        long self = ProcessHandle.current().pid();
+        try (Stream<Path> entries = Files.list(PROC)) {
+            for (Path entry : (Iterable<Path>) entries::iterator) {
+                String name = entry.getFileName().toString();
+                if (name.isEmpty() || !name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                long pid = Long.parseLong(name);
+                if (pid != self && carries(entry.resolve("environ"))) {
+                    found.add(pid);
+                }
+            }
+        } catch (IOException e) {
+            // /proc unreadable: nothing more can be found.
+        }
+        return found;
+    }
+
+    private boolean carries(Path environ) {
+        try (InputStream in = Files.newInputStream(environ)) {
+            byte[] bytes = in.readNBytes(ENVIRON_READ_LIMIT);
+            return indexOf(bytes, needle) >= 0;
+        } catch (IOException | SecurityException e) {
+            return false; // another user's process, or one that just ended
+        }
+    }
+
+    /** Whether {@code needle} starts at 0 or right after a NUL (a whole variable, not a suffix of one). */
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int start = 0; start + needle.length <= haystack.length; start++) {
+            if (start > 0 && haystack[start - 1] != 0) {
+                continue;
+            }
+            for (int i = 0; i < needle.length; i++) {
+                if (haystack[start + i] != needle[i]) {
+                    continue outer;
+                }
+            }
+            return start;
+        }
+        return -1;
+    }
+
+    @Override
+    public String toString() {
+        return variable + "=" + value;
+    }
+}

@@ -1,0 +1,275 @@
+package org.sandbox4j.local;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.sandbox4j.core.BackendDeclarations;
+import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.OsFamily;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+
+/**
+ * The honest fallback for hosts without namespaces (macOS, locked-down containers, hosts without
+ * bwrap): each command runs as an ordinary host process, as the user running the JVM, in its own
+ * session and process group, and a timeout kills the whole group. Declares
+ * {@link Isolation#OS_PROCESS}, so a router refuses it at the default floor: a host must lower
+ * the floor to {@code os_process} on purpose.
+ *
+ * <p><b>What it does not isolate.</b> The guest shares the host's kernel, file system, network,
+ * users and processes. It can read and write everything the JVM's user can, reach any address,
+ * and see and signal the user's other processes. A timeout kills the command's process group and
+ * then, on Linux, every process still carrying the exec's marker variable (so {@code setsid}
+ * children and double forks go too); a process that both leaves the group and clears its
+ * environment outlives it. The egress
+ * mode is therefore {@link Egress#UNRESTRICTED} only. What it does give: a private workspace per
+ * sandbox under the state root, file methods confined to it that never follow a link, a clean
+ * environment (no host variable leaks), the memory/process/CPU limits of {@link LocalLimits}
+ * where the host lets it apply them, and the same lifecycle as {@link BubblewrapBackend}.
+ *
+ * <p><b>Work dirs are relocated.</b> Two sandboxes cannot own one host path, so each sandbox's
+ * work dir is {@code <workspace>/<last component of the spec's work dir>} on the host;
+ * {@link Sandbox#relocatedWorkDir()} returns it, and callers pass
+ * {@link SandboxSpec#workDirIn(Sandbox)} to file methods and exec.
+ */
+public final class ProcessBackend implements SandboxBackend {
+
+    /** The backend's name unless the builder gives another. */
+    public static final String DEFAULT_NAME = "process";
+
+    static final String TYPE = "process";
+    private static final String TMP = "tmp";
+    private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.OS_PROCESS)
+            .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
+                    Capability.FILES_DELETE)
+            .egressModes(Egress.UNRESTRICTED)
+            .osFamilies(OsFamily.POSIX)
+            .build();
+
+    private final String name;
+    private final Path setsid;
+    private final Path kill;
+    private final LocalSandboxes sandboxes;
+
+    private ProcessBackend(Builder builder) {
+        this.name = builder.name;
+        this.setsid = HostPrograms.find("setsid").orElseThrow(() -> new SandboxException("backend '" + name
+                + "' needs setsid(1) to give each command its own process group (util-linux on Linux: apt-get "
+                + "install util-linux); without it a timeout could not kill what the command started"));
+        this.kill = HostPrograms.find("kill").orElseThrow(() -> new SandboxException("backend '" + name
+                + "' needs kill(1) to end a command's process group (procps on Linux)"));
+        LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
+        String prlimit = HostPrograms.find("prlimit").map(Path::toString).orElse("prlimit");
+        ResourceLimiter limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, prlimit);
+        // Disposal ends whatever the sandbox still runs, as removing a container would.
+        this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name,
+                id -> ExecMarker.forSandbox(id).killAll());
+        sandboxes.reapAbandoned();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public BackendDeclarations declarations() {
+        return DECLARATIONS;
+    }
+
+    /** How this backend limits sandboxes on this host. */
+    public LimitMechanism limitMechanism() {
+        return sandboxes.limiter().mechanism();
+    }
+
+    /** {@code doctor}-style lines: what this backend is, how it limits, and what it does not isolate. */
+    public List<String> diagnostics() {
+        return List.of(
+                "backend: " + name + " (" + TYPE + ", isolation " + DECLARATIONS.isolation().wire() + ")",
+                "isolation: none beyond an OS process: the guest shares this host's files, network, users and "
+                        + "processes; a router admits it only below the default floor",
+                "process groups: " + setsid + " starts each command, " + kill + " ends its group",
+                "limits: " + sandboxes.limiter().describe(),
+                "state: " + sandboxes.store().root());
+    }
+
+    @Override
+    public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(spec, "spec");
+        if (!spec.workDir().startsWith("/")) {
+            throw new IllegalArgumentException("backend '" + name + "' needs an absolute work dir, not "
+                    + spec.workDir() + "; use an absolute POSIX path such as " + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        String workDirName = GuestPaths.fileName(GuestPaths.normalize(spec.workDir()));
+        if (workDirName.isEmpty()) {
+            throw new IllegalArgumentException("backend '" + name + "' needs a work dir below the root, not "
+                    + spec.workDir() + "; use " + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        if (spec.egress() != Egress.UNRESTRICTED) {
+            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the '" + spec.egress().wire()
+                    + "' egress mode: its commands use the host's network as they are; use a backend that "
+                    + "isolates the network (bubblewrap) for 'closed' or 'allowlist'");
+        }
+        Optional<String> image = spec.imageId().or(spec::image);
+        if (image.isPresent()) {
+            throw new SandboxImageNotUsable("backend '" + name + "' cannot run the image '" + image.get() + "': it "
+                    + "runs commands on this host as they are; drop the image or use a container backend");
+        }
+        String fingerprint = KeyDigest.ofParts(List.of("egress=" + spec.egress().wire()));
+        String id = SandboxRecord.idOf(TYPE, key, spec.kind(), fingerprint);
+        Path directory = sandboxes.acquire(id, key, spec.kind(), fingerprint, workDirName);
+        try {
+            Files.createDirectories(directory.resolve(TMP));
+            Path workspace = directory.resolve(LocalStore.WORKSPACE).toRealPath(LinkOption.NOFOLLOW_LINKS);
+            return new ProcessSandbox(this, id, directory, workspace, workspace.resolve(workDirName).toString());
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name + "' could not prepare the sandbox under " + directory
+                    + ": " + ErrorDetail.of(e), e);
+        }
+    }
+
+    @Override
+    public void dispose(SandboxKey key) {
+        sandboxes.dispose(key);
+    }
+
+    @Override
+    public int disposeScope(String scope, String threadId) {
+        return sandboxes.disposeScope(scope, threadId);
+    }
+
+    /** As {@link BubblewrapBackend#reapAbandoned()}. */
+    public int reapAbandoned() {
+        return sandboxes.reapAbandoned();
+    }
+
+    // ---------------------------------------------------------------- what a sandbox asks of its backend
+
+    /** The host argv for {@code command}: limits launcher, a new session, then the command itself. */
+    List<String> commandLine(String id, Command command) {
+        List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id));
+        argv.add(setsid.toString());
+        argv.add("--");
+        if (command instanceof Command.Argv words) {
+            argv.addAll(words.words());
+        } else {
+            argv.addAll(List.of("/bin/sh", "-c", ((Command.Shell) command).line()));
+        }
+        LaunchEncoding.requireEncodable(argv, name);
+        return argv;
+    }
+
+    /** The environment a command starts from: fixed variables, the sandbox's own HOME and TMPDIR, the caller's. */
+    Map<String, String> environment(Path directory, Path workspace, ExecOptions options) {
+        Map<String, String> environment = new LinkedHashMap<>(BubblewrapBackend.GUEST_ENVIRONMENT);
+        environment.put("HOME", workspace.toString());
+        environment.put("TMPDIR", directory.resolve(TMP).toString());
+        environment.put("USER", System.getProperty("user.name"));
+        environment.put("LOGNAME", System.getProperty("user.name"));
+        environment.putAll(options.environment());
+        LaunchEncoding.requireEncodable(List.copyOf(environment.values()), name);
+        return environment;
+    }
+
+    /**
+     * Kills the command's whole process group (its session leader's pid is the group id), the
+     * leader, and then whatever still carries the exec's marker (children that left the group).
+     */
+    void killTree(Process process, ExecMarker marker) {
+        killGroup(process);
+        marker.killAll();
+    }
+
+    private void killGroup(Process process) {
+        try {
+            Process killer = new ProcessBuilder(kill.toString(), "-KILL", "--", "-" + process.pid())
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            killer.waitFor();
+        } catch (IOException e) {
+            // The leader is still killed below; what it started may outlive it, and the log says so.
+            System.getLogger(ProcessBackend.class.getName()).log(System.Logger.Level.WARNING, () -> "backend '"
+                    + name + "' could not kill the process group " + process.pid() + ": " + ErrorDetail.of(e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        process.destroyForcibly();
+    }
+
+    LocalSandboxes sandboxes() {
+        return sandboxes;
+    }
+
+    /** Configures a {@link ProcessBackend}; every setting has a default. */
+    public static final class Builder {
+        private String name = DEFAULT_NAME;
+        private Path stateRoot = LocalStore.defaultStateRoot();
+        private LocalLimits limits = LocalLimits.DEFAULT;
+        private Path cgroupRoot = BubblewrapBackend.DEFAULT_CGROUP_ROOT;
+        private Duration lease = BubblewrapBackend.DEFAULT_LEASE;
+
+        private Builder() {
+        }
+
+        /** The name the router and messages use. Default {@value #DEFAULT_NAME}. */
+        public Builder name(String value) {
+            if (value == null || value.isBlank()) {
+                throw new IllegalArgumentException("a backend needs a non-blank name");
+            }
+            this.name = value;
+            return this;
+        }
+
+        /** Where sandboxes and their records live. Default as {@link BubblewrapBackend.Builder#stateRoot}. */
+        public Builder stateRoot(Path value) {
+            this.stateRoot = Objects.requireNonNull(value, "stateRoot");
+            return this;
+        }
+
+        /** Memory, processes and CPU per sandbox, where the host lets them be applied. */
+        public Builder limits(LocalLimits value) {
+            this.limits = Objects.requireNonNull(value, "limits");
+            return this;
+        }
+
+        /** Where the cgroup file systems are mounted. Default {@code /sys/fs/cgroup}. */
+        public Builder cgroupRoot(Path value) {
+            this.cgroupRoot = Objects.requireNonNull(value, "cgroupRoot");
+            return this;
+        }
+
+        /** How long an owner vouches for its sandboxes before a reaper may take them. Default 10 minutes. */
+        public Builder lease(Duration value) {
+            this.lease = LocalStore.requirePositive(value, "the lease");
+            return this;
+        }
+
+        /** @throws SandboxException naming what is missing (setsid, a writable state root) */
+        public ProcessBackend build() {
+            return new ProcessBackend(this);
+        }
+    }
+}
