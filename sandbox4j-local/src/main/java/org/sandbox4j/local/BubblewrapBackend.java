@@ -182,9 +182,16 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         String fingerprint = fingerprint(spec);
         String id = SandboxRecord.idOf(TYPE, key, spec.kind(), fingerprint);
         Path directory = sandboxes.acquire(id, key, spec.kind(), fingerprint, GuestPaths.fileName(workDir));
-        Optional<EgressLink> egress = policy.map(allowed -> proxies.computeIfAbsent(id,
-                ignored -> EgressLink.start(directory.resolve(EgressLink.HOST_DIRECTORY), allowed, egressSettings,
-                        name)));
+        // A proxy whose socket vanished (another process disposed of the sandbox, or adopted it) is replaced.
+        Optional<EgressLink> egress = policy.map(allowed -> proxies.compute(id, (ignored, running) -> {
+            if (running != null && running.serving()) {
+                return running;
+            }
+            if (running != null) {
+                running.close();
+            }
+            return EgressLink.start(directory.resolve(EgressLink.HOST_DIRECTORY), allowed, egressSettings, name);
+        }));
         return new BubblewrapSandbox(this, id, directory, GuestPaths.parent(workDir), egress);
     }
 

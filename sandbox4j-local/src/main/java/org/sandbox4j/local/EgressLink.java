@@ -3,7 +3,9 @@ package org.sandbox4j.local;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Map;
 import org.sandbox4j.core.ErrorDetail;
@@ -32,10 +34,13 @@ final class EgressLink implements AutoCloseable {
 
     private final Path hostDirectory;
     private final EgressProxy proxy;
+    /** The socket file's identity when this proxy bound it (another process may replace the file). */
+    private final Object socketKey;
 
-    private EgressLink(Path hostDirectory, EgressProxy proxy) {
+    private EgressLink(Path hostDirectory, EgressProxy proxy, Object socketKey) {
         this.hostDirectory = hostDirectory;
         this.proxy = proxy;
+        this.socketKey = socketKey;
     }
 
     /**
@@ -51,7 +56,7 @@ final class EgressLink implements AutoCloseable {
             Files.deleteIfExists(socket);
             EgressProxy proxy = EgressProxy.start(socket, policy,
                     settings.withAuditFile(hostDirectory.resolveSibling(AUDIT_FILE)));
-            return new EgressLink(hostDirectory, proxy);
+            return new EgressLink(hostDirectory, proxy, socketKey(proxy.socket()));
         } catch (IOException | UncheckedIOException | IllegalArgumentException e) {
             throw new SandboxException("backend '" + backendName + "' could not start the egress proxy at " + socket
                     + ": " + ErrorDetail.of(e) + (socket.toString().length() > 100 ? "; the path may be too long for "
@@ -61,6 +66,19 @@ final class EgressLink implements AutoCloseable {
 
     Path hostDirectory() {
         return hostDirectory;
+    }
+
+    /** Whether the proxy still runs and the socket at its path is still the one it bound. */
+    boolean serving() {
+        return !proxy.isClosed() && socketKey != null && socketKey.equals(socketKey(proxy.socket()));
+    }
+
+    private static Object socketKey(Path socket) {
+        try {
+            return Files.readAttributes(socket, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     List<EgressDecision> decisions() {

@@ -1,0 +1,81 @@
+package org.sandbox4j.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.egress.EgressProxy;
+import org.sandbox4j.testkit.tck.LoopbackHttpServer;
+
+/**
+ * An allowlisting sandbox keeps a working way out across the lifecycle other processes drive: a
+ * replica disposes of it and this process re-acquires it; a replica adopts it (replacing the
+ * socket) and then stops. Each time the guest's next request must reach the allowed server again.
+ */
+class BubblewrapEgressLifecycleTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(30);
+    private static final SandboxKey KEY = new SandboxKey("egress-life", "t", "a");
+
+    private Path state;
+    private LoopbackHttpServer allowed;
+    private SandboxSpec spec;
+
+    @BeforeEach
+    void start() throws Exception {
+        state = Files.createTempDirectory("s4je");
+        allowed = LoopbackHttpServer.start("allowed");
+        spec = SandboxSpec.builder("egress-life").egress(Egress.ALLOWLIST)
+                .egressAllow(List.of(BubblewrapTarget.ALLOWED_HOST + ":" + allowed.port() + "=127.0.0.1")).build();
+    }
+
+    @AfterEach
+    void stop() {
+        allowed.close();
+        LocalStore.deleteTree(state);
+    }
+
+    private BubblewrapBackend backend() {
+        return BubblewrapBackend.builder().stateRoot(state)
+                .egressSettings(EgressProxy.Settings.defaults().withResolver(BubblewrapTarget.resolver())).build();
+    }
+
+    private String status(Sandbox sandbox) {
+        return sandbox.exec(List.of("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
+                allowed.url(BubblewrapTarget.ALLOWED_HOST).toString()), spec.workDir(), BOUND).stdoutText().strip();
+    }
+
+    @Test
+    void aSandboxDisposedByAReplicaGetsAFreshProxyWhenReacquired() {
+        try (BubblewrapBackend here = backend(); BubblewrapBackend replica = backend()) {
+            assertThat(status(here.acquire(KEY, spec))).isEqualTo("200");
+            assertThat(replica.disposeScope(KEY.scope(), KEY.threadId())).isEqualTo(1);
+            assertThat(status(here.acquire(KEY, spec))).as("after a replica disposed of it").isEqualTo("200");
+            here.disposeScope(KEY.scope(), KEY.threadId());
+        }
+    }
+
+    @Test
+    void aSocketAReplicaReplacedAndAbandonedIsServedAgainOnTheNextAcquire() {
+        try (BubblewrapBackend here = backend()) {
+            Sandbox mine = here.acquire(KEY, spec);
+            assertThat(status(mine)).isEqualTo("200");
+            try (BubblewrapBackend replica = backend()) {
+                assertThat(status(replica.acquire(KEY, spec))).as("through the replica's own proxy").isEqualTo("200");
+                assertThat(status(mine)).as("this handle, through the replica's proxy").isEqualTo("200");
+            }
+            assertThat(status(here.acquire(KEY, spec))).as("after the replica stopped its proxy").isEqualTo("200");
+            here.disposeScope(KEY.scope(), KEY.threadId());
+        }
+        assertThat(allowed.requests()).isEqualTo(4);
+    }
+}
