@@ -235,6 +235,20 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
         return List.copyOf(bubblewrap.commandLine(command, options));
     }
 
+    /**
+     * The audit log of an allowlisting sandbox: one JSON object per proxy decision (time, method,
+     * host, port, verdict, reason, bytes each way), appended when each connection ends, outside
+     * what the guest sees. Empty for a sandbox that is not allowlisting.
+     *
+     * @throws IllegalArgumentException when {@code sandbox} is not one of this backend's
+     */
+    public Optional<Path> egressAuditLog(Sandbox sandbox) {
+        if (!(sandbox instanceof BubblewrapSandbox bubblewrap) || bubblewrap.backend() != this) {
+            throw new IllegalArgumentException("not a sandbox of backend '" + name + "': " + sandbox);
+        }
+        return bubblewrap.egressAuditLog();
+    }
+
     // ---------------------------------------------------------------- what a sandbox asks of its backend
 
     List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,

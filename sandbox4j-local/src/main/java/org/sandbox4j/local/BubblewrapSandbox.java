@@ -67,6 +67,10 @@ final class BubblewrapSandbox implements Sandbox {
         return backend;
     }
 
+    Optional<Path> egressAuditLog() {
+        return egress.map(link -> directory.resolve(EgressLink.AUDIT_FILE));
+    }
+
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
         requireLive();

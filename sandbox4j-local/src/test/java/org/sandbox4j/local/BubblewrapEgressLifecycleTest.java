@@ -10,6 +10,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
@@ -52,6 +53,39 @@ class BubblewrapEgressLifecycleTest {
     private String status(Sandbox sandbox) {
         return sandbox.exec(List.of("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
                 allowed.url(BubblewrapTarget.ALLOWED_HOST).toString()), spec.workDir(), BOUND).stdoutText().strip();
+    }
+
+    @Test
+    void theHostReadsEachDecisionInTheSandboxsAuditLog() throws Exception {
+        try (BubblewrapBackend backend = backend()) {
+            Sandbox sandbox = backend.acquire(KEY, spec);
+            assertThat(status(sandbox)).isEqualTo("200");
+            ExecResult refused = sandbox.exec(List.of("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                    "http://" + BubblewrapTarget.UNLISTED_HOST + "/"), spec.workDir(), BOUND);
+            assertThat(refused.stdoutText().strip()).isEqualTo("403");
+            Path log = backend.egressAuditLog(sandbox).orElseThrow();
+            List<String> lines = awaitLines(log, 2);
+            assertThat(lines).anySatisfy(line -> assertThat(line).contains("\"" + BubblewrapTarget.ALLOWED_HOST + "\"")
+                    .contains("ALLOWED"));
+            assertThat(lines).anySatisfy(line -> assertThat(line).contains("\"" + BubblewrapTarget.UNLISTED_HOST
+                    + "\"").contains("REFUSED"));
+            assertThat(log.startsWith(backend.stateDirectory())).isTrue();
+            backend.disposeScope(KEY.scope(), KEY.threadId());
+        }
+    }
+
+    /** Decisions are appended when each connection ends, a moment after the guest has its answer. */
+    private static List<String> awaitLines(Path log, int count) throws Exception {
+        long deadline = System.nanoTime() + BOUND.toNanos();
+        List<String> lines = List.of();
+        while (System.nanoTime() < deadline) {
+            lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+            if (lines.size() >= count) {
+                return lines;
+            }
+            Thread.sleep(50);
+        }
+        return lines;
     }
 
     @Test
