@@ -11,6 +11,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -130,6 +134,26 @@ class BubblewrapSharedStateTest {
             }
         }
         assertThat(leaks).as("raw labels found under the state root").isEmpty();
+    }
+
+    @Test
+    void twoInstancesInOneJvmAcquireTheSameSandboxConcurrentlyWithoutFailing() throws Exception {
+        SandboxKey key = new SandboxKey(SCOPE, THREAD, AGENT);
+        SandboxSpec spec = SandboxSpec.builder("shared").build();
+        ExecutorService threads = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Sandbox>> acquired = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                BubblewrapBackend backend = i % 2 == 0 ? first : second;
+                acquired.add(threads.submit(() -> backend.acquire(key, spec)));
+            }
+            for (Future<Sandbox> future : acquired) {
+                assertThat(future.get(60, TimeUnit.SECONDS)).isNotNull();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(sandboxDirectories()).as("one sandbox, however many acquired it").hasSize(1);
     }
 
     private Path onlySandboxDirectory() {
