@@ -108,6 +108,29 @@ class BubblewrapCrashReapingTest {
     }
 
     @Test
+    void aSandboxWhoseOwnerIsAnotherLiveJvmIsKeptPastItsLeaseAndReapedOnceThatJvmIsKilled() throws Exception {
+        Process child = startReadyChild();
+        String shortId;
+        BubblewrapBackend other;
+        try {
+            shortId = idOf(CRASHED_SHORT);
+            Thread.sleep(SHORT_LEASE.toMillis() * 2 + 200);
+
+            other = track(BubblewrapBackend.builder().stateRoot(stateRoot).lease(SHORT_LEASE).build());
+
+            assertThat(other.stateDirectory().resolve(shortId))
+                    .as("lease expired, but its owner (another JVM, same pid and start time) is alive").isDirectory();
+            assertThat(other.reapAbandoned()).isZero();
+        } finally {
+            kill(child);
+        }
+
+        assertThat(other.reapAbandoned()).as("reaped once the owner is dead").isEqualTo(1);
+        assertThat(other.stateDirectory().resolve(shortId)).doesNotExist();
+        assertThat(groupsOf(other.stateDirectory(), shortId)).isEmpty();
+    }
+
+    @Test
     void reapingRemovesOldHalfBuiltAndHalfRemovedDebrisButNotAFreshBuild() throws Exception {
         BubblewrapBackend backend = track(BubblewrapBackend.builder().stateRoot(stateRoot).build());
         Path store = backend.stateDirectory();
@@ -168,22 +191,36 @@ class BubblewrapCrashReapingTest {
     }
 
     private void runAndKillChild() throws Exception {
+        kill(startReadyChild());
+    }
+
+    /** A child JVM running {@link CrashingOwner} that has said {@value #READY}. */
+    private Process startReadyChild() throws Exception {
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
                 classPath, CrashingOwner.class.getName(), stateRoot.toString());
         Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
         StringBuilder said = new StringBuilder();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                StandardCharsets.UTF_8))) {
-            String line;
+        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        try {
             while ((line = out.readLine()) != null && !line.equals(READY)) {
                 said.append(line).append('\n');
             }
-            assertThat(line).as("the child got ready; it said:%n%s", said).isEqualTo(READY);
-        } finally {
-            child.destroyForcibly();
-            assertThat(child.waitFor(CHILD_BOUND.toSeconds(), TimeUnit.SECONDS)).as("the child died").isTrue();
+        } catch (IOException e) {
+            kill(child);
+            throw e;
         }
+        if (line == null) {
+            kill(child);
+        }
+        assertThat(line).as("the child got ready; it said:%n%s", said).isEqualTo(READY);
+        return child;
+    }
+
+    private static void kill(Process child) throws InterruptedException {
+        child.destroyForcibly();
+        assertThat(child.waitFor(CHILD_BOUND.toSeconds(), TimeUnit.SECONDS)).as("the child died").isTrue();
         assertThat(child.exitValue()).as("killed, not exited").isEqualTo(137);
     }
 
