@@ -84,8 +84,9 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
     /** Guest paths a workspace may never be bound over: the sandbox's own system directories. */
     private static final List<String> RESERVED_GUEST_PATHS = List.of("/usr", "/bin", "/sbin", "/lib", "/lib32",
             "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
-    private static final String SECCOMP_FD = "10";
-    private static final String OPEN_SECCOMP = "exec 10<\"$1\" || exit 125; shift; exec \"$@\"";
+    /** One digit: a POSIX sh (dash) reads {@code 10<file} as a command named 10, not a redirection. */
+    private static final String SECCOMP_FD = "9";
+    private static final String OPEN_SECCOMP = "exec " + SECCOMP_FD + "<\"$1\" || exit 125; shift; exec \"$@\"";
 
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.CONTAINER)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,

@@ -41,8 +41,14 @@ final class LocalStore {
     private static final String REMOVING = ".removing-";
     private static final String OWNER_ONLY = "rwx------";
 
+    /**
+     * One in-JVM lock per lock file, shared by every store in this JVM: a file lock belongs to the
+     * whole JVM, so a second store (another backend over the same state root) taking it through its
+     * own channel would get an OverlappingFileLockException instead of waiting its turn.
+     */
+    private static final ConcurrentHashMap<Path, ReentrantLock> JVM_LOCKS = new ConcurrentHashMap<>();
+
     private final Path root;
-    private final ConcurrentHashMap<String, ReentrantLock> locks = new ConcurrentHashMap<>();
 
     private LocalStore(Path root) {
         this.root = root;
@@ -88,10 +94,10 @@ final class LocalStore {
 
     /** Runs {@code body} holding the sandbox's lock, in this JVM and across processes. */
     <T> T locked(String id, Supplier<T> body) {
-        ReentrantLock local = locks.computeIfAbsent(id, ignored -> new ReentrantLock());
+        Path lockFile = root.resolve(LOCKS).resolve(id + ".lock");
+        ReentrantLock local = JVM_LOCKS.computeIfAbsent(lockFile, ignored -> new ReentrantLock());
         local.lock();
-        try (FileChannel channel = FileChannel.open(root.resolve(LOCKS).resolve(id + ".lock"),
-                StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 FileLock ignored = channel.lock()) {
             return body.get();
         } catch (IOException e) {

@@ -1,0 +1,68 @@
+package org.sandbox4j.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The {@code doctor}-style lines name what runs, limits and confines sandboxes on this host. */
+@EnabledOnOs(OS.LINUX)
+class BubblewrapDiagnosticsTest {
+
+    @TempDir
+    Path tempDir;
+
+    @Test
+    void theLinesNameBwrapTheLimitsTheStateSeccompAndTheEgressBridge() {
+        try (BubblewrapBackend backend = BubblewrapBackend.builder().stateRoot(tempDir.resolve("s")).build()) {
+            List<String> lines = backend.diagnostics();
+
+            assertThat(lines).anySatisfy(line -> assertThat(line).startsWith("backend: bubblewrap")
+                    .contains("isolation container"));
+            assertThat(lines).anySatisfy(line -> assertThat(line).startsWith("bwrap: ")
+                    .contains(HostPrograms.find("bwrap").orElseThrow().toString()));
+            assertThat(lines).anySatisfy(line -> assertThat(line).startsWith("limits: ")
+                    .contains(backend.limitMechanism().description()));
+            assertThat(lines).contains("state: " + backend.stateDirectory());
+            assertThat(backend.stateDirectory()).startsWith(tempDir.resolve("s"));
+            assertThat(lines).anySatisfy(line -> assertThat(line).startsWith("seccomp: none configured")
+                    .contains("seccompFilter(path)"));
+            assertThat(lines).contains("egress bridge in the guest: socat");
+            assertThat(lines).anySatisfy(line -> assertThat(line).isEqualTo("guest file system: host /usr"));
+        }
+    }
+
+    @Test
+    void asRootHereTheLimitsLineSaysCgroupV1AndWhereTheGroupsLive() {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")));
+        try (BubblewrapBackend backend = BubblewrapBackend.builder().stateRoot(tempDir.resolve("s")).build()) {
+            assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line)
+                    .startsWith("limits: cgroup v1")
+                    .contains("/sys/fs/cgroup/memory/sandbox4j")
+                    .contains("cgroup.kill from /sys/fs/cgroup/unified/sandbox4j"));
+        }
+    }
+
+    @Test
+    void aConfiguredSeccompFilterIsNamed() throws IOException {
+        Path filter = Files.write(tempDir.resolve("filter.bpf"), new byte[8]);
+        try (BubblewrapBackend backend = BubblewrapBackend.builder().stateRoot(tempDir.resolve("s"))
+                .seccompFilter(filter).build()) {
+            assertThat(backend.diagnostics()).contains("seccomp: filter " + filter.toAbsolutePath());
+        }
+    }
+
+    @Test
+    void aNamedBwrapBinaryIsTheOneNamed() {
+        try (BubblewrapBackend backend = BubblewrapBackend.builder().stateRoot(tempDir.resolve("s"))
+                .bwrap("/usr/bin/bwrap").build()) {
+            assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line).startsWith("bwrap: /usr/bin/bwrap "));
+        }
+    }
+}
