@@ -41,6 +41,10 @@ class BubblewrapEgressLifecycleTest {
 
     @AfterEach
     void stop() {
+        // Whatever a failed assertion left: its sandbox and control group go with the test.
+        try (BubblewrapBackend cleaner = backend()) {
+            cleaner.disposeScope(KEY.scope(), KEY.threadId());
+        }
         allowed.close();
         LocalStore.deleteTree(state);
     }
