@@ -386,6 +386,22 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
             throw new SandboxException("backend '" + name + "' cannot start a sandbox on this host: " + bwrap
                     + " exited " + outcome.exitCode() + (said.isEmpty() ? "" : " saying '" + said + "'") + "; " + fix);
         }
+        seccompFilter.ifPresent(this::checkSeccompFilter);
+    }
+
+    /** A filter the kernel refuses would fail every exec as if the guest had failed: refuse it now instead. */
+    private void checkSeccompFilter(Path filter) {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", OPEN_SECCOMP, "sandbox4j-seccomp",
+                filter.toString(), bwrap.toString()));
+        argv.addAll(layout.fixedArguments());
+        argv.addAll(List.of("--seccomp", SECCOMP_FD, "--", "/bin/sh", "-c", "exit 0"));
+        Outcome outcome = run(argv);
+        if (outcome.exitCode() != 0) {
+            throw new SandboxException("backend '" + name + "' cannot apply the seccomp filter " + filter + ": a "
+                    + "sandbox under it exited " + outcome.exitCode() + " saying '" + outcome.stderr().strip()
+                    + "'; give a BPF program exported by libseccomp (seccomp_export_bpf) for this architecture, "
+                    + "one that lets a shell start");
+        }
     }
 
     /** Runs a command in a throwaway sandbox without a workspace; returns its stdout ("" on failure). */
