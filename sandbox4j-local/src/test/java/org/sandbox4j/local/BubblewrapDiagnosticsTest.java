@@ -51,7 +51,10 @@ class BubblewrapDiagnosticsTest {
 
     @Test
     void aConfiguredSeccompFilterIsNamed() throws IOException {
-        Path filter = Files.write(tempDir.resolve("filter.bpf"), new byte[8]);
+        // The smallest program the kernel accepts: one instruction, BPF_RET|BPF_K with SECCOMP_RET_ALLOW
+        // (0x7fff0000), little-endian {code u16, jt u8, jf u8, k u32}. It allows everything.
+        byte[] allowAll = {0x06, 0x00, 0x00, 0x00, 0x00, 0x00, (byte) 0xff, 0x7f};
+        Path filter = Files.write(tempDir.resolve("filter.bpf"), allowAll);
         try (BubblewrapBackend backend = BubblewrapBackend.builder().stateRoot(tempDir.resolve("s"))
                 .seccompFilter(filter).build()) {
             assertThat(backend.diagnostics()).contains("seccomp: filter " + filter.toAbsolutePath());
