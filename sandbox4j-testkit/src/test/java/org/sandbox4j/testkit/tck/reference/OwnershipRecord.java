@@ -3,19 +3,17 @@ package org.sandbox4j.testkit.tck.reference;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
-import java.util.HexFormat;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
+import org.sandbox4j.core.KeyDigest;
 import org.sandbox4j.core.SandboxKey;
 
 /**
@@ -73,13 +71,7 @@ record OwnershipRecord(String scopeHash, String threadHash, String agentDirHash,
     }
 
     private static String digestOf(String... labels) {
-        MessageDigest digest = sha256Digest();
-        for (String label : labels) {
-            byte[] bytes = label.getBytes(StandardCharsets.UTF_8);
-            digest.update(ByteBuffer.allocate(Integer.BYTES).putInt(bytes.length).array());
-            digest.update(bytes);
-        }
-        return HexFormat.of().formatHex(digest.digest()).substring(0, ID_HEX_DIGITS);
+        return KeyDigest.ofParts(List.of(labels)).substring(0, ID_HEX_DIGITS);
     }
 
     boolean belongsTo(String scope, String threadId) {
@@ -129,14 +121,6 @@ record OwnershipRecord(String scopeHash, String threadHash, String agentDirHash,
     }
 
     private static String sha256(String label) {
-        return HexFormat.of().formatHex(sha256Digest().digest(label.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    private static MessageDigest sha256Digest() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform provides SHA-256", e);
-        }
+        return KeyDigest.sha256Hex(label);
     }
 }
