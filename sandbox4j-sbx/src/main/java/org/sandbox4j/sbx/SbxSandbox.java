@@ -39,6 +39,7 @@ final class SbxSandbox implements Sandbox {
     private static final int NONCE_BYTES = 16;
     private static final int CALL_ID_BYTES = 12;
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final System.Logger LOG = System.getLogger(SbxSandbox.class.getName());
 
     private final SbxBackend backend;
     private final String name;
@@ -47,6 +48,8 @@ final class SbxSandbox implements Sandbox {
     private final String mountPoint;
     private final WorkspaceFiles files;
     private volatile boolean retired;
+    /** Who host-side writes are made as; null until first needed. */
+    private volatile Optional<java.nio.file.attribute.UserPrincipal> hostUser;
 
     SbxSandbox(SbxBackend backend, String name, String id, Path workspace, String mountPoint) {
         this.backend = backend;
@@ -181,8 +184,28 @@ final class SbxSandbox implements Sandbox {
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
         requireLive();
-        requireReachable(path, workingDirectory);
+        String confined = requireReachable(path, workingDirectory);
         files.writeFile(path, content, workingDirectory);
+        handOver(confined);
+    }
+
+    /** Gives what the write made to the workspace's owner (the guest user), where the host is someone else. */
+    private void handOver(String confined) {
+        Optional<java.nio.file.attribute.UserPrincipal> host = hostUser;
+        if (host == null) {
+            host = WorkspaceOwner.hostUser(workspace);
+            hostUser = host;
+        }
+        if (host.isEmpty()) {
+            return;
+        }
+        String below = GuestPaths.relativeTo(confined, mountPoint).orElseThrow();
+        try {
+            WorkspaceOwner.handOver(workspace, host.get(), List.of(below.split("/")));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + backend.name() + "': " + GuestText.quote(confined)
+                    + " was written but stays owned by the host user: " + org.sandbox4j.core.ErrorDetail.of(e));
+        }
     }
 
     @Override

@@ -342,6 +342,22 @@ class SbxBackendTest {
     }
 
     @Test
+    void hostWritesAreHandedToTheWorkspacesOwnerWithoutFollowingLinks() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "changing an owner needs root");
+        SbxSandbox sandbox = (SbxSandbox) backend().acquire(KEY, SPEC);
+        var guest = root.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("12345");
+        Files.setOwner(sandbox.workspace(), guest);
+        Path outside = Files.writeString(root.resolve("outside"), "host");
+        Files.createDirectories(sandbox.workspace().resolve("work"));
+        Files.createSymbolicLink(sandbox.workspace().resolve("work").resolve("link"), outside);
+        sandbox.writeFile("d/f", "x", WORK);
+        assertThat(Files.getOwner(sandbox.workspace().resolve("work/d/f"))).isEqualTo(guest);
+        assertThat(Files.getOwner(sandbox.workspace().resolve("work/d"))).isEqualTo(guest);
+        assertThat(Files.getOwner(outside)).isNotEqualTo(guest);
+    }
+
+    @Test
     void disposeDeletesOnlyTheDirectoriesThatExistedBeforeTheRemoval() throws Exception {
         SbxBackend backend = backend();
         SbxSandbox sandbox = (SbxSandbox) backend.acquire(KEY, SPEC);

@@ -213,6 +213,18 @@ class SbxEmulatorTest {
         // the host's root keeps working on the workspace, and the guest sees what it writes
         Files.writeString(ws.resolve("from-host.txt"), "host");
         assertThat(exec("rt", "cat", ws + "/from-host.txt").stdout()).isEqualTo("host");
+        // what the host's root made is the agent's inside (it may change and remove it), and what
+        // the agent makes is the host root's outside
+        Files.createDirectories(ws.resolve("host-dir/deeper"));
+        Files.writeString(ws.resolve("host-dir/deeper/f"), "x");
+        Result own = sh("rt", "stat -c %U " + ws + "/from-host.txt && echo more >> " + ws + "/from-host.txt"
+                + " && rm -rf " + ws + "/host-dir && mkdir " + ws + "/agent-dir");
+        assertThat(own.err()).isEmpty();
+        assertThat(own.stdout()).isEqualTo("agent\n");
+        assertThat(ws.resolve("host-dir")).doesNotExist();
+        assertThat(Files.readString(ws.resolve("from-host.txt"))).isEqualTo("hostmore\n");
+        assertThat(Files.getAttribute(ws.resolve("agent-dir"), "unix:uid")).isEqualTo(0);
+        assertThat(Files.getAttribute(ws.resolve("inside.txt"), "unix:uid")).isEqualTo(0);
 
         String second = sbx("create", "--name", "rt2", "--template", "shell", "--deny-network", "**",
                 ws.toString()).stdout().trim();
@@ -362,6 +374,24 @@ class SbxEmulatorTest {
         client.destroyForcibly().waitFor();
         awaitStatus("killed", "stopped", 10_000);
         assertThat(processesIn(pidns)).isEmpty();
+    }
+
+    @Test
+    void aKilledSupervisorTakesTheSandboxWithIt() throws Exception {
+        create("orphan");
+        assertThat(sh("orphan", "setsid sleep 1000 > /dev/null 2>&1 < /dev/null & echo ok").stdout()).isEqualTo("ok\n");
+        Map<String, Object> run = runRecord("orphan");
+        String json = Files.readString(home.resolve("sandboxes/orphan/run.json"));
+        Matcher m = Pattern.compile("\"supervisor_pid\": (\\d+)").matcher(json);
+        assertThat(m.find()).isTrue();
+        ProcessHandle.of(Long.parseLong(m.group(1))).orElseThrow().destroyForcibly();
+        long end = System.currentTimeMillis() + 10_000;
+        while (!processesIn((String) run.get("pidns")).isEmpty() && System.currentTimeMillis() < end) {
+            Thread.sleep(100);
+        }
+        assertThat(processesIn((String) run.get("pidns"))).isEmpty();
+        assertThat(status("orphan")).isEqualTo("stopped");
+        assertThat(exec("orphan", "echo", "again").stdout()).isEqualTo("again\n");
     }
 
     @Test

@@ -1,0 +1,68 @@
+package org.sandbox4j.sbx;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.TestFactory;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.testkit.tck.Conformance;
+import org.sandbox4j.testkit.tck.ConformanceTarget;
+import org.sandbox4j.testkit.tck.Suites;
+
+/**
+ * The whole TCK through {@link SbxBackend} against the sbx emulator in
+ * {@code src/test/resources/sbx-emulator/sbx} (namespaces in place of microVMs; it needs host
+ * root). Skipped where the emulator cannot run.
+ */
+class SbxConformanceTest {
+
+    static final Path EMULATOR = Path.of("src/test/resources/sbx-emulator/sbx").toAbsolutePath();
+    private static final Path STATE = temporary();
+
+    private static Path temporary() {
+        try {
+            Path state = Files.createTempDirectory("sandbox4j-sbx-tck");
+            Files.createDirectories(state.resolve("emulator"));
+            Files.writeString(state.resolve("emulator").resolve("settings.json"),
+                    "{\"ssh.agentForwardingEnabled\": false}");
+            return state;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static final ConformanceTarget TARGET = new ConformanceTarget() {
+        @Override
+        public SandboxBackend newBackend() {
+            return new SbxBackend(SbxConfig.builder()
+                    .sbxPath(EMULATOR.toString())
+                    .workspaceRoot(STATE.resolve("workspaces"))
+                    .environment("SBX_EMULATOR_HOME", STATE.resolve("emulator").toString())
+                    .build());
+        }
+
+        /** An sbx guest keeps its disk between commands and across idle stops (SBX-PROTOCOL.md). */
+        @Override
+        public boolean persistentRoot() {
+            return true;
+        }
+    };
+
+    @AfterAll
+    static void cleanUp() {
+        SbxBackend backend = (SbxBackend) TARGET.newBackend();
+        backend.disposeScope(Conformance.SCOPE, "*");
+    }
+
+    @TestFactory
+    Stream<DynamicNode> everySuiteTheBackendDeclares() {
+        Assumptions.assumeTrue(Files.isExecutable(EMULATOR), "the sbx emulator is not there");
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "the sbx emulator needs host root");
+        return Conformance.declaredTests(TARGET, Suites.all());
+    }
+}
