@@ -33,6 +33,11 @@ final class SbxScripts {
     static final int CANNOT_RUN = 125;
     /** Marks an encoded word, so no argument sbx sees is ever empty. */
     static final String WORD_MARK = "b";
+    /**
+     * Carries the call's state directory into everything the command starts, so the kill also
+     * finds what left the process group ({@code setsid}, a double fork) and kept its environment.
+     */
+    static final String CALL_VARIABLE = "SANDBOX4J_CALL";
     /** Where each call keeps its process-group id and cancel file. */
     static final String CALL_STATE_PREFIX = "/tmp/.sandbox4j-exec-";
 
@@ -63,6 +68,7 @@ final class SbxScripts {
                     + "done",
             "eval \"set -- $refs\"",
             "(umask 077; mkdir -p \"$state\") || exit " + CANNOT_RUN,
+            "export " + CALL_VARIABLE + "=\"$state\"",
             "setsid sh -c 'echo $$ > \"$1/pgid\" || exit " + CANNOT_RUN + "; if [ -e \"$1/cancel\" ]; then exit 137; fi; "
                     + "cd \"$2\" || exit " + CANNOT_RUN + "; shift 2; exec \"$@\"' sandbox4j-run \"$state\" \"$wd\" \"$@\"",
             "status=$?",
@@ -72,12 +78,24 @@ final class SbxScripts {
     /**
      * Kills one call's process group: {@code $1} the call state directory. It leaves the cancel
      * file first, then reads the group id, so it and the wrapper cannot both miss each other.
+     * Then it kills every process of its user whose environment carries the call's
+     * {@link #CALL_VARIABLE} (a process that left the group but kept its environment); a process
+     * that also clears its environment outlives it, and only disposal ends it.
      */
     static final String KILL = String.join("\n",
             "state=$1",
             "(umask 077; mkdir -p \"$state\") && : > \"$state/cancel\" || exit 1",
             "pgid=$(cat \"$state/pgid\" 2>/dev/null)",
             "case \"$pgid\" in ''|*[!0-9]*) ;; *) kill -s KILL -- \"-$pgid\" 2>/dev/null ;; esac",
+            "for pass in 1 2 3; do",
+            "  for p in /proc/[0-9]*; do",
+            "    pid=${p#/proc/}",
+            "    [ \"$pid\" = \"$$\" ] && continue",
+            "    case \"$(cat \"$p/environ\" 2>/dev/null)\" in",
+            "      *\"" + CALL_VARIABLE + "=$state\"*) kill -s KILL \"$pid\" 2>/dev/null ;;",
+            "    esac",
+            "  done",
+            "done",
             "echo " + KILL_DONE);
 
     /**

@@ -151,6 +151,35 @@ class SbxScriptsTest {
     }
 
     @Test
+    void theKillScriptAlsoKillsWhatLeftTheGroupButKeptTheCallsEnvironment() throws Exception {
+        Path state = temp.resolve("call");
+        Path escapee = temp.resolve("escapee.pid");
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SbxScripts.WRAPPER, "sandbox4j-exec"));
+        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), BOUND, temp.toString(), Map.of(),
+                List.of("/bin/sh", "-c", "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' \"$0\" & sleep 60",
+                        escapee.toString())));
+        Process wrapper = new ProcessBuilder(argv).start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!(Files.exists(state.resolve("pgid")) && Files.exists(escapee) && Files.size(escapee) > 0) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            long pid = Long.parseLong(Files.readString(escapee).strip());
+            assertThat(ProcessHandle.of(pid)).isPresent();
+            Run kill = run(SbxScripts.KILL, List.of(state.toString()), Map.of());
+            assertThat(kill.stdout()).contains(SbxScripts.KILL_DONE);
+            assertThat(wrapper.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            long gone = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < gone) {
+                Thread.sleep(20);
+            }
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        } finally {
+            wrapper.destroyForcibly();
+        }
+    }
+
+    @Test
     void theKillScriptLeavesACancelFileForACommandNotStartedYet() throws Exception {
         Path state = temp.resolve("call");
         Run kill = run(SbxScripts.KILL, List.of(state.toString()), Map.of());
