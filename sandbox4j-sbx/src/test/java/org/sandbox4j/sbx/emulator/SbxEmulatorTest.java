@@ -395,6 +395,37 @@ class SbxEmulatorTest {
     }
 
     @Test
+    void memoryLimitAppliesToCommandsAndCgroupsGoWithTheSandbox() throws Exception {
+        Assumptions.assumeTrue(Files.exists(Path.of("/sys/fs/cgroup/memory/cgroup.procs")), "no cgroup v1 memory");
+        Result r = sbx("create", "--name", "mem", "--template", "shell", "--deny-network", "**",
+                "--cpus", "1", "--memory", "64m", ws.toString());
+        assertThat(r.exit()).isZero();
+        assertThat(exec("mem", "python3", "-c", "b = bytearray(8 * 1024 * 1024); print('small')").stdout())
+                .isEqualTo("small\n");
+        assertThat(exec("mem", "python3", "-c", "b = bytearray(200 * 1024 * 1024); print('big')").exit())
+                .isEqualTo(137);
+        String cgroups = exec("mem", "cat", "/proc/self/cgroup").stdout();
+        Matcher m = Pattern.compile("memory:(/sbx-emulator-[^\\n]+)").matcher(cgroups);
+        assertThat(m.find()).isTrue();
+        Path cg = Path.of("/sys/fs/cgroup/memory" + m.group(1));
+        assertThat(Files.readString(cg.resolve("memory.limit_in_bytes")).trim()).isEqualTo(String.valueOf(64 << 20));
+        assertThat(sbx("rm", "--force", "mem").exit()).isZero();
+        assertThat(cg).doesNotExist();
+    }
+
+    @Test
+    void guestEtcIsSynthesisedAndUsrProgramsRun() throws Exception {
+        create("etc");
+        String passwd = exec("etc", "cat", "/etc/passwd").stdout();
+        assertThat(passwd).contains("root:x:0:0:", "agent:x:1000:1000:agent:/home/agent:");
+        assertThat(passwd.lines().count()).isLessThanOrEqualTo(3);
+        assertThat(sh("etc", "echo a b | awk '{print $2}'").stdout()).isEqualTo("b\n");
+        assertThat(sh("etc", "echo aGk= | base64 -d").stdout()).isEqualTo("hi");
+        assertThat(sh("etc", "cd ~ && pwd && touch mine && ls -ln mine | awk '{print $3}'").stdout())
+                .isEqualTo("/home/agent\n1000\n");
+    }
+
+    @Test
     void twoExecsAtOnceBothRun() throws Exception {
         create("par");
         CompletableFuture<Result> a = CompletableFuture.supplyAsync(() -> quiet("par", "sleep 1; echo a"));
