@@ -29,7 +29,10 @@ final class ProcessSbxRunner implements SbxRunner {
         try {
             process = start(args);
         } catch (IOException e) {
-            throw new SandboxRunnerFailure("could not run " + config.sbxPath() + ": " + ErrorDetail.of(e), e);
+            throw new SandboxRunnerFailure("backend '" + config.name() + "' could not run " + config.sbxPath() + " ("
+                    + ErrorDetail.of(e) + "); install sbx (Windows: winget install -h Docker.sbx; macOS: brew install "
+                    + "docker/tap/sbx; Ubuntu: the docker-sbx apt package) or name it with "
+                    + "SbxConfig.builder().sbxPath(path)", e);
         }
         closeQuietly(process);
         BoundedReader out = new BoundedReader(process.getInputStream());

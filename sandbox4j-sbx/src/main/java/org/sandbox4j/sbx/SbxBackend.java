@@ -134,6 +134,11 @@ public final class SbxBackend implements SandboxBackend {
                     + "would make an allowlist depend on host state; ask for '" + Egress.CLOSED.wire() + "'");
         }
         String template = spec.imageId().or(spec::image).orElse(DEFAULT_TEMPLATE);
+        if (template.isBlank()) {
+            throw new IllegalArgumentException("backend '" + name() + "' passes the spec's imageId, else its image, to "
+                    + "sbx create --template, and it is blank; name a template or leave both unset for '"
+                    + DEFAULT_TEMPLATE + "'");
+        }
         String sandboxName = names.name(key, spec.kind());
         synchronized (locks.computeIfAbsent(sandboxName, ignored -> new Object())) {
             checkHost();

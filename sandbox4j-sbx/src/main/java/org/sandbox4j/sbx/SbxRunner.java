@@ -22,7 +22,7 @@ interface SbxRunner {
     Process start(List<String> args) throws IOException;
 
     /** The binary could not be run at all (missing, not executable). */
-    final class SandboxRunnerFailure extends RuntimeException {
+    final class SandboxRunnerFailure extends org.sandbox4j.core.SandboxException {
         private static final long serialVersionUID = 1L;
 
         SandboxRunnerFailure(String message, Throwable cause) {

@@ -95,6 +95,32 @@ class SbxBackendTest {
     }
 
     @Test
+    void aMissingSbxBinaryNamesTheFix() {
+        SbxBackend missing = new SbxBackend(SbxConfig.builder().workspaceRoot(root)
+                .sbxPath(root.resolve("no-such-sbx").toString()).build());
+        assertThatThrownBy(() -> missing.acquire(KEY, SPEC)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("sbxPath");
+        assertThatThrownBy(() -> backend().acquire(KEY, SandboxSpec.builder("kind").image(" ").build()))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void concurrentAcquiresOfOneKeyAndKindCreateOnce() throws Exception {
+        SbxBackend backend = backend();
+        List<Thread> threads = new java.util.ArrayList<>();
+        java.util.Set<String> ids = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        for (int i = 0; i < 8; i++) {
+            threads.add(new Thread(() -> ids.add(((SbxSandbox) backend.acquire(KEY, SPEC)).id())));
+        }
+        threads.forEach(Thread::start);
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertThat(fake.callsOf("create")).hasSize(1);
+        assertThat(ids).hasSize(1);
+    }
+
+    @Test
     void theImageIdThenTheImageIsTheTemplateAndCpusAndMemoryArePassed() {
         SbxBackend backend = backend(SbxConfig.builder().workspaceRoot(root).cpus(2).memory("4g").build());
         SandboxSpec spec = SandboxSpec.builder("kind").image("img").imageId("img@sha256:1").build();
