@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
 final class SbxScripts {
 
     /** The commands the wrapper and the backend's own scripts need; acquire checks every one. */
-    static final List<String> REQUIRED_COMMANDS = List.of("sh", "base64", "setsid", "mount", "mkdir", "cat", "rm",
-            "sleep");
+    static final List<String> REQUIRED_COMMANDS = List.of("sh", "base64", "setsid", "setpriv", "mount", "mkdir",
+            "cat", "rm", "sleep");
 
     /** What the wrapper prints after the nonce when the workspace bind is gone (an idle stop dropped it). */
     static final String UNBOUND = "unbound";
@@ -50,6 +50,10 @@ final class SbxScripts {
      * (or no nonce at all) is {@code sbx} speaking. The command runs in a session of its own
      * ({@code setsid}), which first records its process-group id, then checks the cancel file, so
      * a kill that came first stops it before it starts and a kill that comes later finds its group.
+     * The command itself starts through {@code setpriv --no-new-privs}: nothing it runs can gain
+     * privileges, so the {@code shell} template's passwordless {@code sudo} (a setuid binary) does
+     * not work for the workload. The backend's own root steps (the workspace re-bind) run through
+     * {@code sbx exec --user root} outside this wrapper.
      */
     static final String WRAPPER = String.join("\n",
             "nonce=$1; state=$2; mp=$3; wd=$4; envs=$5; shift 5",
@@ -70,7 +74,8 @@ final class SbxScripts {
             "(umask 077; mkdir -p \"$state\") || exit " + CANNOT_RUN,
             "export " + CALL_VARIABLE + "=\"$state\"",
             "setsid sh -c 'echo $$ > \"$1/pgid\" || exit " + CANNOT_RUN + "; if [ -e \"$1/cancel\" ]; then exit 137; fi; "
-                    + "cd \"$2\" || exit " + CANNOT_RUN + "; shift 2; exec \"$@\"' sandbox4j-run \"$state\" \"$wd\" \"$@\"",
+                    + "cd \"$2\" || exit " + CANNOT_RUN + "; shift 2; exec setpriv --no-new-privs -- \"$@\"' "
+                    + "sandbox4j-run \"$state\" \"$wd\" \"$@\"",
             "status=$?",
             "rm -rf \"$state\"",
             "exit $status");

@@ -128,4 +128,26 @@ class SbxEmulatedLifecycleTest {
         assertThatThrownBy(() -> backend.acquire(key, SPEC)).isInstanceOf(SbxHostNotConfined.class)
                 .hasMessageContaining("gw");
     }
+
+    /**
+     * The workload starts with no_new_privs: the shell template's passwordless sudo (a setuid
+     * binary) works for a bare {@code sbx exec} but not for a command run through the backend,
+     * and the backend's own root step (the re-bind after an idle stop) still works.
+     */
+    @Test
+    void theWorkloadRunsWithNoNewPrivsSoSudoFails() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        sandbox.writeFile("keep", "", WORK);
+        String name = backend.sandboxName(key, SPEC.kind());
+        sbx("exec", name, "--", "sudo", "-n", "true");
+        ExecResult status = sh(sandbox, "grep NoNewPrivs /proc/self/status");
+        assertThat(status.stdoutText()).as(status.stderrText() + " exit " + status.exitCode())
+                .matches("NoNewPrivs:\\s+1\\n");
+        ExecResult sudo = sh(sandbox, "sudo -n true");
+        assertThat(sudo.exitCode()).isNotZero();
+        assertThat(sh(sandbox, "sudo -n id -u; id -u").stdoutText()).isEqualTo("1000\n");
+        sbx("stop", name);
+        assertThat(sh(sandbox, "grep NoNewPrivs /proc/self/status; pwd").stdoutText())
+                .matches("NoNewPrivs:\\s+1\\n" + WORK + "\\n");
+    }
 }

@@ -104,6 +104,20 @@ class SbxScriptsTest {
     }
 
     @Test
+    void theCommandRunsWithNoNewPrivs() throws Exception {
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("grep", "NoNewPrivs", "/proc/self/status"));
+        assertThat(result.stdout()).matches("NoNewPrivs:\\s+1\\n");
+        assertThat(result.exit()).isZero();
+    }
+
+    @Test
+    void aMissingCommandStillExits127() throws Exception {
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("sandbox4j-no-such-command"));
+        assertThat(result.exit()).isEqualTo(127);
+        assertThat(result.stderr()).startsWith(NONCE + "\n").contains("sandbox4j-no-such-command");
+    }
+
+    @Test
     void aCancelFileLeftBeforeTheCommandStartsStopsIt() throws Exception {
         Path state = temp.resolve("call");
         Files.createDirectories(state);
@@ -195,7 +209,7 @@ class SbxScriptsTest {
         Run forwarded = run(SbxScripts.PROBE, List.of(), Map.of("SSH_AUTH_SOCK", "/run/host-services/ssh-auth.sock"));
         assertThat(forwarded.stdout()).contains(SbxScripts.AGENT_SOCKET + " /run/host-services/ssh-auth.sock");
         Run bare = run(SbxScripts.PROBE, List.of(), Map.of("PATH", temp.toString()));
-        assertThat(bare.stdout()).contains(SbxScripts.MISSING + " sh base64 setsid mount mkdir cat rm sleep");
+        assertThat(bare.stdout()).contains(SbxScripts.MISSING + " sh base64 setsid setpriv mount mkdir cat rm sleep");
     }
 
     @Test
