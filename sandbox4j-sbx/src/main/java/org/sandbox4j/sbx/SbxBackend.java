@@ -67,7 +67,7 @@ import org.sandbox4j.core.WorkspaceFiles;
  */
 public final class SbxBackend implements SandboxBackend {
 
-    /** The template a spec without an image gets: commands run as {@code agent} (uid 1000) with sudo. */
+    /** The template a spec without an image gets: commands run as {@code agent} (uid 1000); its sudo is closed to the workload (no_new_privs). */
     public static final String DEFAULT_TEMPLATE = "shell";
     /** Marks a retired instance beside its workspaces; holds the instance's id. */
     static final String RETIRED_FILE = "retired";
@@ -522,6 +522,17 @@ public final class SbxBackend implements SandboxBackend {
         if (!aliasingHost()) {
             return;
         }
+        refuseAlteredNames(directory -> files.listDir(directory, mountPoint),
+                path -> files.stat(path, mountPoint).isPresent(), confined, mountPoint);
+    }
+
+    /**
+     * The check itself, given how to list a directory (relative entry paths, as
+     * {@link WorkspaceFiles#listDir} gives them) and whether a path exists; separate so that a test
+     * can play a host that resolves names it does not list.
+     */
+    static void refuseAlteredNames(java.util.function.Function<String, List<SandboxEntry>> list,
+            java.util.function.Predicate<String> exists, String confined, String mountPoint) {
         String below = GuestPaths.relativeTo(confined, mountPoint).orElseThrow();
         if (below.isEmpty()) {
             return;
@@ -530,7 +541,7 @@ public final class SbxBackend implements SandboxBackend {
         for (String component : below.split("/")) {
             List<SandboxEntry> listing;
             try {
-                listing = files.listDir(directory, mountPoint);
+                listing = list.apply(directory);
             } catch (SandboxException missing) {
                 return;
             }
@@ -538,7 +549,7 @@ public final class SbxBackend implements SandboxBackend {
                     .orElseThrow() + "/" + component;
             boolean listed = listing.stream().anyMatch(entry -> entry.path().equals(path));
             if (!listed) {
-                if (files.stat(directory + "/" + component, mountPoint).isPresent()) {
+                if (exists.test(directory + "/" + component)) {
                     throw new SandboxPathNotConfined(GuestText.quote(confined) + " names " + GuestText.quote(component)
                             + ", which this host resolves to another name; use the name exactly as listed");
                 }

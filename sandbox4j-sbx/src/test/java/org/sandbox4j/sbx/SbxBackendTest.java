@@ -452,4 +452,74 @@ class SbxBackendTest {
                 System.getProperty("java.io.tmpdir"));
         assertThat(SbxConfig.builder().build().execCleanupTimeout()).isEqualTo(Duration.ofSeconds(10));
     }
+
+    @Test
+    void aSingleInstanceDisposeChecksTheIdInLsThenRemovesByName() {
+        SbxBackend backend = backend();
+        SbxSandbox sandbox = (SbxSandbox) backend.acquire(KEY, SPEC);
+        String name = name(backend);
+        // Another process replaced the sandbox under the same name: the old instance's dispose leaves it.
+        fake.boxes.remove(name);
+        FakeSbx.Box replacement = fake.adopt(name, "shell", sandbox.workspace());
+        fake.clearCalls();
+        assertThat(backend.disposeInstance(name, sandbox.id())).isFalse();
+        assertThat(fake.callsOf("rm")).isEmpty();
+        assertThat(fake.callsOf("ls")).isNotEmpty();
+        assertThat(backend.disposeInstance(name, replacement.id)).isTrue();
+        assertThat(fake.callsOf("rm")).containsExactly(List.of("rm", "--force", name));
+        fake.clearCalls();
+        assertThat(backend.disposeInstance(name, replacement.id)).isTrue();
+        assertThat(fake.callsOf("rm")).isEmpty();
+    }
+
+    /**
+     * A host that changes names (case-insensitive, as Windows and macOS usually are) resolves a
+     * name it does not list verbatim; such a name is refused. This kernel has no case-folding file
+     * system to make one for real, so the host is played by the listing and the existence check.
+     */
+    @Test
+    void aNameTheHostResolvesButDoesNotListVerbatimIsRefused() {
+        java.util.Map<String, List<org.sandbox4j.core.SandboxEntry>> listings = java.util.Map.of(
+                MOUNT, List.of(org.sandbox4j.core.SandboxEntry.directory("work")),
+                WORK, List.of(org.sandbox4j.core.SandboxEntry.file("work/Readme.md", 1)));
+        java.util.Set<String> caseInsensitive = java.util.Set.of(WORK + "/readme.md", WORK + "/README.md",
+                WORK + "/Readme.md", MOUNT + "/work", MOUNT + "/WORK");
+        java.util.function.Function<String, List<org.sandbox4j.core.SandboxEntry>> list = directory -> {
+            List<org.sandbox4j.core.SandboxEntry> entries = listings.get(directory);
+            if (entries == null) {
+                throw new SandboxFileException(directory + " is not there");
+            }
+            return entries;
+        };
+        assertThatThrownBy(() -> SbxBackend.refuseAlteredNames(list, caseInsensitive::contains, WORK + "/README.md",
+                MOUNT)).isInstanceOf(SandboxPathNotConfined.class).hasMessageContaining("README.md");
+        assertThatThrownBy(() -> SbxBackend.refuseAlteredNames(list, caseInsensitive::contains,
+                MOUNT + "/WORK/Readme.md", MOUNT)).isInstanceOf(SandboxPathNotConfined.class);
+        SbxBackend.refuseAlteredNames(list, caseInsensitive::contains, WORK + "/Readme.md", MOUNT);
+        SbxBackend.refuseAlteredNames(list, caseInsensitive::contains, WORK + "/new.txt", MOUNT);
+        SbxBackend.refuseAlteredNames(list, caseInsensitive::contains, MOUNT, MOUNT);
+    }
+
+    /** The seed's per-OS workspace roots, never the temporary directory (os.name played, then restored). */
+    @Test
+    void theDefaultWorkspaceRootIsThePerUserStateDirectoryOfEachOs() {
+        String os = System.getProperty("os.name");
+        Path home = Path.of(System.getProperty("user.home"));
+        try {
+            System.setProperty("os.name", "Mac OS X");
+            assertThat(SbxConfig.defaultWorkspaceRoot()).isEqualTo(home.resolve("Library/Application Support/sandbox4j-sbx"));
+            System.setProperty("os.name", "Windows 11");
+            String local = System.getenv("LOCALAPPDATA");
+            Path base = local == null || local.isBlank() ? home.resolve("AppData").resolve("Local") : Path.of(local);
+            assertThat(SbxConfig.defaultWorkspaceRoot()).isEqualTo(base.resolve("sandbox4j-sbx").resolve("workspaces"));
+            System.setProperty("os.name", "Linux");
+            String xdg = System.getenv("XDG_STATE_HOME");
+            Path state = xdg == null || xdg.isBlank() ? home.resolve(".local/state") : Path.of(xdg);
+            assertThat(SbxConfig.defaultWorkspaceRoot()).isEqualTo(state.resolve("sandbox4j-sbx/workspaces"))
+                    .satisfies(root -> assertThat(root.startsWith(Path.of(System.getProperty("java.io.tmpdir"))))
+                            .isFalse());
+        } finally {
+            System.setProperty("os.name", os);
+        }
+    }
 }
