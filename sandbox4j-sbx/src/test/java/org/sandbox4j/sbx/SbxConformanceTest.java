@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.TestFactory;
@@ -21,7 +24,12 @@ import org.sandbox4j.testkit.tck.Suites;
 class SbxConformanceTest {
 
     static final Path EMULATOR = Path.of("src/test/resources/sbx-emulator/sbx").toAbsolutePath();
-    private static final Path STATE = temporary();
+    /** Made on first use only, so a class that reads {@link #EMULATOR} leaves no directory behind. */
+    private static final class State {
+        static final Path DIR = temporary();
+    }
+
+    private static volatile boolean stateMade;
 
     private static Path temporary() {
         try {
@@ -29,6 +37,7 @@ class SbxConformanceTest {
             Files.createDirectories(state.resolve("emulator"));
             Files.writeString(state.resolve("emulator").resolve("settings.json"),
                     "{\"ssh.agentForwardingEnabled\": false}");
+            stateMade = true;
             return state;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -40,8 +49,8 @@ class SbxConformanceTest {
         public SandboxBackend newBackend() {
             return new SbxBackend(SbxConfig.builder()
                     .sbxPath(EMULATOR.toString())
-                    .workspaceRoot(STATE.resolve("workspaces"))
-                    .environment("SBX_EMULATOR_HOME", STATE.resolve("emulator").toString())
+                    .workspaceRoot(State.DIR.resolve("workspaces"))
+                    .environment("SBX_EMULATOR_HOME", State.DIR.resolve("emulator").toString())
                     .build());
         }
 
@@ -51,6 +60,38 @@ class SbxConformanceTest {
             return true;
         }
     };
+
+    /**
+     * Removes every emulated sandbox the suite may have left (none, when every disposal probe
+     * passed) and then the state directory, so no sandbox, cgroup or directory outlives the class.
+     */
+    @AfterAll
+    static void removeTheEmulatorsState() throws Exception {
+        if (!stateMade) {
+            return;
+        }
+        Path home = State.DIR.resolve("emulator");
+        Path sandboxes = home.resolve("sandboxes");
+        if (Files.isDirectory(sandboxes)) {
+            try (Stream<Path> names = Files.list(sandboxes)) {
+                for (Path sandbox : names.toList()) {
+                    ProcessBuilder rm = new ProcessBuilder(EMULATOR.toString(), "rm", "--force",
+                            sandbox.getFileName().toString()).redirectErrorStream(true)
+                            .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+                    rm.environment().put("SBX_EMULATOR_HOME", home.toString());
+                    Process process = rm.start();
+                    if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                        process.destroyForcibly();
+                    }
+                }
+            }
+        }
+        try (Stream<Path> tree = Files.walk(State.DIR)) {
+            for (Path path : tree.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
 
     private static void assumeEmulator() {
         Assumptions.assumeTrue(Files.isExecutable(EMULATOR), "the sbx emulator is not there");
