@@ -1,4 +1,4 @@
-package org.sandbox4j.local;
+package org.sandbox4j.core;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -31,20 +31,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
-import org.sandbox4j.core.EntryKind;
-import org.sandbox4j.core.GuestPaths;
-import org.sandbox4j.core.GuestText;
-import org.sandbox4j.core.NoFollowStat;
-import org.sandbox4j.core.SandboxEntry;
-import org.sandbox4j.core.SandboxFileException;
-import org.sandbox4j.core.SandboxFileNotFound;
-import org.sandbox4j.core.SandboxInterrupted;
-import org.sandbox4j.core.SandboxIsADirectory;
-import org.sandbox4j.core.SandboxNotADirectory;
-import org.sandbox4j.core.SandboxNotARegularFile;
-import org.sandbox4j.core.SandboxOperationNotSupported;
-import org.sandbox4j.core.SandboxPathNotConfined;
-import org.sandbox4j.core.SandboxTransferCapExceeded;
 
 /**
  * Host-side file methods over one sandbox's workspace directory: the host directory the guest
@@ -90,10 +76,10 @@ import org.sandbox4j.core.SandboxTransferCapExceeded;
  * briefly visible to the guest under {@code .sandbox4j-} names; a guest that tampers with them can
  * only make the call fail, and a failed call removes what it left.
  */
-final class WorkspaceFiles {
+public final class WorkspaceFiles {
 
     /** How deep a recursive removal descends; each level holds an open directory handle. */
-    static final int MAX_REMOVAL_DEPTH = 256;
+    public static final int MAX_REMOVAL_DEPTH = 256;
 
     private static final String WORKING_DIRECTORY_ITSELF = ".";
     private static final int CHUNK_BYTES = 8192;
@@ -120,7 +106,7 @@ final class WorkspaceFiles {
      * @param mountPoint  the absolute guest path where the workspace is bound (e.g. {@code /sandbox4j})
      * @param backendName for messages
      */
-    WorkspaceFiles(Path workspace, String mountPoint, String backendName) {
+    public WorkspaceFiles(Path workspace, String mountPoint, String backendName) {
         this.workspace = Objects.requireNonNull(workspace, "workspace").toAbsolutePath();
         Objects.requireNonNull(mountPoint, "mountPoint");
         if (!mountPoint.startsWith("/") || mountPoint.indexOf('\\') >= 0 || mountPoint.indexOf('\0') >= 0) {
@@ -134,7 +120,7 @@ final class WorkspaceFiles {
     // ---------------------------------------------------------------- the five methods
 
     /** See {@link org.sandbox4j.core.Sandbox#writeFile(String, byte[], String)}. */
-    void writeFile(String path, byte[] content, String workingDirectory) {
+    public void writeFile(String path, byte[] content, String workingDirectory) {
         Objects.requireNonNull(content, "content");
         String confined = GuestPaths.confine(path, workingDirectory);
         List<String> parts = reachable(confined, path);
@@ -160,7 +146,7 @@ final class WorkspaceFiles {
     }
 
     /** See {@link org.sandbox4j.core.Sandbox#stat(String, String)}. */
-    Optional<SandboxEntry> stat(String path, String workingDirectory) {
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
         String confined = GuestPaths.confine(path, workingDirectory);
         List<String> parts = reachable(confined, path);
         String relative = relativeName(confined, workingDirectory);
@@ -184,7 +170,7 @@ final class WorkspaceFiles {
     }
 
     /** See {@link org.sandbox4j.core.Sandbox#readFile(String, String, long)}. */
-    byte[] readFile(String path, String workingDirectory, long maxBytes) {
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
         if (maxBytes < 0) {
             throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
         }
@@ -225,7 +211,7 @@ final class WorkspaceFiles {
     }
 
     /** See {@link org.sandbox4j.core.Sandbox#listDir(String, String)}. */
-    List<SandboxEntry> listDir(String path, String workingDirectory) {
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
         String confined = GuestPaths.confine(path, workingDirectory);
         List<String> parts = reachable(confined, path);
         String prefix = relativeName(confined, workingDirectory);
@@ -256,7 +242,7 @@ final class WorkspaceFiles {
     }
 
     /** See {@link org.sandbox4j.core.Sandbox#remove(String, String, boolean)}. */
-    void remove(String path, String workingDirectory, boolean recursive) {
+    public void remove(String path, String workingDirectory, boolean recursive) {
         String confined = GuestPaths.confine(path, workingDirectory);
         if (confined.equals(GuestPaths.normalize(workingDirectory))) {
             throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "

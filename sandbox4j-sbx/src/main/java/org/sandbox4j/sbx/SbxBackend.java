@@ -1,0 +1,594 @@
+package org.sandbox4j.sbx;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import org.sandbox4j.core.BackendDeclarations;
+import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.OsFamily;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.WorkspaceFiles;
+
+/**
+ * Docker Sandboxes microVMs (one Linux kernel per sandbox) through the {@code sbx} CLI, as
+ * pinned in {@code SBX-PROTOCOL.md}. Declares {@link Isolation#MICROVM}, POSIX guests, egress
+ * {@link Egress#CLOSED} only, EXEC and every file capability.
+ *
+ * <h2>Acquire</h2>
+ * Every acquire first reads (never writes) the host settings: SSH agent forwarding must be off
+ * and no MCP server registered, else {@link SbxHostNotConfined}. A sandbox is named
+ * {@code <prefix><conversation>-<key>-<kind>} ({@link SbxNames}); a warm one is reused when its
+ * template matches the spec's {@code imageId}, else {@code image}, else {@value #DEFAULT_TEMPLATE}.
+ * A new one gets a fresh private host directory {@code <workspace root>/<name>/ws-<random>} as its
+ * only mount, is created with {@code --deny-network "**"}, is checked in its own {@code sh} for
+ * the {@link SbxScripts#REQUIRED_COMMANDS} and for a forwarded SSH agent, and has its workspace
+ * bound again, as root, at the parent of the spec's work dir (the storage base's parent). Two
+ * creates racing one name get one sandbox: the loser adopts the winner. Acquires of one name are
+ * serialised in this JVM.
+ *
+ * <h2>Retirement</h2>
+ * When a timed-out command's process group cannot be killed, the sandbox is retired: a
+ * {@value #RETIRED_FILE} file holding its id is written beside its workspace, every handle to that
+ * instance refuses further use (in any process sharing the workspace root), and the next acquire
+ * replaces it.
+ */
+public final class SbxBackend implements SandboxBackend {
+
+    /** The template a spec without an image gets: commands run as {@code agent} (uid 1000); its sudo is closed to the workload (no_new_privs). */
+    public static final String DEFAULT_TEMPLATE = "shell";
+    /** Marks a retired instance beside its workspaces; holds the instance's id. */
+    static final String RETIRED_FILE = "retired";
+    /** Each create's private workspace directory is this plus random hex. */
+    static final String WORKSPACE_PREFIX = "ws-";
+    private static final int WORKSPACE_RANDOM_BYTES = 8;
+    private static final String CASE_PROBE = ".sandbox4j-case-Probe";
+    private static final System.Logger LOG = System.getLogger(SbxBackend.class.getName());
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
+            .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
+                    Capability.FILES_DELETE)
+            .egressModes(Egress.CLOSED)
+            .osFamilies(OsFamily.POSIX)
+            .build();
+
+    private final SbxConfig config;
+    private final SbxCli cli;
+    private final SbxNames names;
+    private final ConcurrentHashMap<String, Object> locks = new ConcurrentHashMap<>();
+    /** Whether the workspace root's file system changes names (case-insensitive); probed on first use. */
+    private volatile Boolean aliasingHost;
+
+    public SbxBackend(SbxConfig config) {
+        this(config, new ProcessSbxRunner(Objects.requireNonNull(config, "config")));
+    }
+
+    SbxBackend(SbxConfig config, SbxRunner runner) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.cli = new SbxCli(Objects.requireNonNull(runner, "runner"), config.name(), config.commandTimeout());
+        this.names = new SbxNames(config.namePrefix());
+    }
+
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    @Override
+    public BackendDeclarations declarations() {
+        return DECLARATIONS;
+    }
+
+    public SbxConfig config() {
+        return config;
+    }
+
+    /** The sbx name this backend gives the sandbox of {@code (key, kind)}. */
+    public String sandboxName(SandboxKey key, String kind) {
+        return names.name(key, kind);
+    }
+
+    // ---------------------------------------------------------------- acquire
+
+    @Override
+    public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(spec, "spec");
+        String mountPoint = mountPointOf(spec.workDir());
+        if (spec.egress() != Egress.CLOSED) {
+            throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot enforce the '" + spec.egress().wire()
+                    + "' egress mode: every sbx sandbox is created with --deny-network \"**\" and global allow rules "
+                    + "would make an allowlist depend on host state; ask for '" + Egress.CLOSED.wire() + "'");
+        }
+        String template = spec.imageId().or(spec::image).orElse(DEFAULT_TEMPLATE);
+        if (template.isBlank()) {
+            throw new IllegalArgumentException("backend '" + name() + "' passes the spec's imageId, else its image, to "
+                    + "sbx create --template, and it is blank; name a template or leave both unset for '"
+                    + DEFAULT_TEMPLATE + "'");
+        }
+        String sandboxName = names.name(key, spec.kind());
+        synchronized (locks.computeIfAbsent(sandboxName, ignored -> new Object())) {
+            checkHost();
+            Path record = config.workspaceRoot().resolve(sandboxName);
+            Optional<SbxListing> existing = cli.find(sandboxName);
+            if (existing.isPresent() && isRetired(sandboxName, existing.get().id())) {
+                LOG.log(Level.INFO, () -> "backend '" + name() + "': replacing retired sandbox " + sandboxName);
+                Map<String, List<Path>> before = hostRecords(sandboxName);
+                if (disposeInstance(sandboxName, existing.get().id())) {
+                    deleteAll(before.getOrDefault(sandboxName, List.of()));
+                }
+                existing = cli.find(sandboxName);
+            }
+            if (existing.isPresent()) {
+                return warm(existing.get(), template, mountPoint);
+            }
+            return create(sandboxName, template, mountPoint, record);
+        }
+    }
+
+    private SbxSandbox warm(SbxListing listing, String template, String mountPoint) {
+        if (!listing.template().equals(template)) {
+            throw new SandboxException("backend '" + name() + "': sandbox " + listing.name() + " was created from "
+                    + "template '" + listing.template() + "' but this spec asks for '" + template + "'; a warm "
+                    + "sandbox never changes its image: dispose of the key first, or use another kind");
+        }
+        Path workspace = Path.of(listing.workspace()).toAbsolutePath().normalize();
+        Path record = config.workspaceRoot().resolve(listing.name());
+        if (!record.equals(workspace.getParent()) || !workspace.getFileName().toString().startsWith(WORKSPACE_PREFIX)
+                || !Files.isDirectory(workspace)) {
+            throw new SandboxException("backend '" + name() + "': sandbox " + listing.name() + " mounts "
+                    + listing.workspace() + ", not a workspace under " + record + "; it was made with another "
+                    + "workspace root or by hand: dispose of it (sbx rm --force " + listing.name() + ") or configure "
+                    + "the same workspace root");
+        }
+        return new SbxSandbox(this, listing.name(), listing.id(), workspace, mountPoint);
+    }
+
+    private SbxSandbox create(String sandboxName, String template, String mountPoint, Path record) {
+        Path workspace = newWorkspace(record);
+        SbxCli.Created created;
+        try {
+            created = cli.create(sandboxName, template, config.cpus(), config.memory(), workspace.toString());
+        } catch (RuntimeException failure) {
+            deleteTree(workspace);
+            throw failure;
+        }
+        if (created.nameTaken()) {
+            // Another process won the race for this name: adopt its sandbox, drop the unused directory.
+            deleteTree(workspace);
+            SbxListing winner = cli.find(sandboxName).orElseThrow(() -> new SandboxException("backend '" + name()
+                    + "': another process created sandbox " + sandboxName + " at the same moment and it is gone "
+                    + "again; acquire again"));
+            return warm(winner, template, mountPoint);
+        }
+        String id = created.id().orElseThrow();
+        try {
+            probe(sandboxName);
+            bind(sandboxName, workspace, mountPoint, SbxScripts.BIND_CREATE);
+        } catch (RuntimeException failure) {
+            try {
+                if (disposeInstance(sandboxName, id)) {
+                    deleteTree(workspace);
+                }
+            } catch (RuntimeException cleanup) {
+                failure.addSuppressed(cleanup);
+            }
+            throw failure;
+        }
+        return new SbxSandbox(this, sandboxName, id, workspace, mountPoint);
+    }
+
+    private Path newWorkspace(Path record) {
+        try {
+            Files.createDirectories(config.workspaceRoot());
+            if (!Files.isDirectory(record)) {
+                try {
+                    Files.createDirectory(record, privateDirectory());
+                } catch (java.nio.file.FileAlreadyExistsException raced) {
+                    // Another process made it first.
+                }
+            }
+            byte[] random = new byte[WORKSPACE_RANDOM_BYTES];
+            RANDOM.nextBytes(random);
+            return Files.createDirectory(record.resolve(WORKSPACE_PREFIX + HexFormat.of().formatHex(random)));
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name() + "' could not make a workspace under " + record + ": "
+                    + ErrorDetail.of(e) + "; make the workspace root writable or configure another", e);
+        }
+    }
+
+    private static java.nio.file.attribute.FileAttribute<?>[] privateDirectory() {
+        if (!java.nio.file.FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
+            return new java.nio.file.attribute.FileAttribute<?>[0];
+        }
+        return new java.nio.file.attribute.FileAttribute<?>[] {
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))};
+    }
+
+    /** Reads the two host-wide settings; never writes them. */
+    private void checkHost() {
+        if (cli.agentForwardingEnabled()) {
+            throw new SbxHostNotConfined("backend '" + name() + "': sbx forwards the host's SSH agent into every "
+                    + "sandbox (ssh.agentForwardingEnabled is true, the default); run 'sbx settings set "
+                    + SbxCli.AGENT_FORWARDING_SETTING + " false' and then 'sbx daemon restart'");
+        }
+        List<String> servers = cli.mcpServers();
+        if (!servers.isEmpty()) {
+            throw new SbxHostNotConfined("backend '" + name() + "': MCP servers are registered with sbx " + servers
+                    + ", and the host's MCP gateway answers a sandbox even under a deny-all rule; remove them "
+                    + "(sbx mcp) so that 'sbx mcp ls' lists none");
+        }
+    }
+
+    /** The new sandbox's own sh reports missing commands and a forwarded agent socket. */
+    private void probe(String sandboxName) {
+        SbxReply reply = cli.exec(sandboxName, false, SbxScripts.shell(SbxScripts.PROBE, "sandbox4j-probe", List.of()),
+                config.commandTimeout());
+        String line = cli.classify(reply, "exec (probe)");
+        if (!reply.succeeded() || !reply.stdout().contains(SbxScripts.PROBE_DONE)) {
+            throw new SandboxException("backend '" + name() + "' could not check new sandbox " + sandboxName
+                    + " (exit " + reply.exitCode() + (line.isEmpty() ? "" : ": " + GuestText.quote(line))
+                    + "); its template needs a POSIX sh with " + String.join(" ", SbxScripts.REQUIRED_COMMANDS));
+        }
+        for (String output : reply.stdout().split("\n")) {
+            if (output.startsWith(SbxScripts.AGENT_SOCKET + " ")) {
+                throw new SbxHostNotConfined("backend '" + name() + "': new sandbox " + sandboxName + " was given the "
+                        + "host's SSH agent (SSH_AUTH_SOCK is set in it): the sbx daemon was not restarted after "
+                        + "agent forwarding was turned off; run 'sbx daemon restart'");
+            }
+            if (output.startsWith(SbxScripts.MISSING) && !output.strip().equals(SbxScripts.MISSING)) {
+                throw new SandboxException("backend '" + name() + "': the template of sandbox " + sandboxName
+                        + " lacks" + output.substring(SbxScripts.MISSING.length()) + "; use a template with "
+                        + String.join(" ", SbxScripts.REQUIRED_COMMANDS));
+            }
+        }
+    }
+
+    /** Binds the workspace at the mount point as root (at create, and after an idle stop dropped it). */
+    void bind(String sandboxName, Path workspace, String mountPoint, String mode) {
+        SbxReply reply = cli.exec(sandboxName, true, SbxScripts.shell(SbxScripts.BIND, "sandbox4j-bind",
+                List.of(workspace.toString(), mountPoint, mode)), config.commandTimeout());
+        if (reply.succeeded()) {
+            return;
+        }
+        String line = cli.classify(reply, "exec (bind)");
+        if (reply.exitCode() == SbxScripts.MOUNT_POINT_TAKEN && line.isEmpty()) {
+            throw new SandboxException("backend '" + name() + "' binds the workspace at " + mountPoint + " (the parent "
+                    + "of the spec's work dir), but the image already has " + mountPoint + "; choose a work dir whose "
+                    + "parent the image lacks, such as " + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        throw new SandboxException("backend '" + name() + "' could not bind the workspace of sandbox " + sandboxName
+                + " at " + mountPoint + " (exit " + reply.exitCode() + (line.isEmpty() ? ""
+                        : ": " + GuestText.quote(line)) + "; stderr " + GuestText.quote(reply.stderr().strip())
+                + "); the template needs mount and root through 'sbx exec --user root'");
+    }
+
+    /**
+     * Kills one call's process group with a second, bounded {@code sbx exec}. When that cannot run,
+     * retires the sandbox and returns false.
+     */
+    boolean killGroup(SbxSandbox sandbox, String callState) {
+        try {
+            SbxReply reply = cli.exec(sandbox.sandboxName(), false, SbxScripts.shell(SbxScripts.KILL, "sandbox4j-kill",
+                    List.of(callState)), config.execCleanupTimeout());
+            if (reply.succeeded() && reply.stdout().contains(SbxScripts.KILL_DONE)) {
+                return true;
+            }
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': the kill in sandbox " + sandbox.sandboxName()
+                    + " did not run (exit " + reply.exitCode() + (reply.timedOut() ? ", timed out" : "") + ": "
+                    + reply.stderr().strip() + ")");
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': the kill in sandbox " + sandbox.sandboxName()
+                    + " failed: " + ErrorDetail.of(e));
+        }
+        retire(sandbox);
+        return false;
+    }
+
+    /** Marks the instance retired where every process sharing the workspace root sees it. */
+    void retire(SbxSandbox sandbox) {
+        sandbox.retire();
+        Path file = config.workspaceRoot().resolve(sandbox.sandboxName()).resolve(RETIRED_FILE);
+        try {
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, sandbox.id(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not record the retirement of "
+                    + sandbox.sandboxName() + " at " + file + ": " + ErrorDetail.of(e));
+        }
+        LOG.log(Level.WARNING, () -> "backend '" + name() + "': sandbox " + sandbox.sandboxName() + " is retired; the "
+                + "next acquire replaces it");
+    }
+
+    boolean isRetired(String sandboxName, String id) {
+        Path file = config.workspaceRoot().resolve(sandboxName).resolve(RETIRED_FILE);
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8).strip().equals(id);
+        } catch (NoSuchFileException absent) {
+            return false;
+        } catch (IOException e) {
+            // Unreadable: treat as retired rather than reuse a sandbox that may run a stray command.
+            return true;
+        }
+    }
+
+    SbxCli cli() {
+        return cli;
+    }
+
+    // ---------------------------------------------------------------- dispose
+
+    @Override
+    public void dispose(SandboxKey key) {
+        Objects.requireNonNull(key, "key");
+        disposeMatching(names.keyPrefix(key));
+    }
+
+    @Override
+    public int disposeScope(String scope, String threadId) {
+        Objects.requireNonNull(scope, "scope");
+        Objects.requireNonNull(threadId, "threadId");
+        return disposeMatching(names.conversationPrefix(scope, threadId));
+    }
+
+    /**
+     * Removes every sandbox whose name starts with {@code prefix}, taken from {@code sbx ls} and
+     * from the workspace root (the second record, for a daemon that lost its engine and lists
+     * nothing). Host directories are deleted only if they existed before the removal, and only
+     * once sbx has answered that the sandbox is gone: a name freed by the removal may be created
+     * again by another process at once. A daemon fault leaves everything and is logged as
+     * unreachable. Never throws.
+     */
+    private int disposeMatching(String prefix) {
+        int removed = 0;
+        try {
+            Map<String, List<Path>> before = hostRecords(prefix);
+            TreeSet<String> candidates = new TreeSet<>(before.keySet());
+            for (SbxListing listing : cli.ls()) {
+                if (listing.name().startsWith(prefix)) {
+                    candidates.add(listing.name());
+                }
+            }
+            for (String candidate : candidates) {
+                try {
+                    if (cli.rm(candidate)) {
+                        removed++;
+                    }
+                    deleteAll(before.getOrDefault(candidate, List.of()));
+                    deleteIfEmpty(config.workspaceRoot().resolve(candidate));
+                } catch (RuntimeException e) {
+                    logUnreachable(candidate, e);
+                }
+            }
+        } catch (RuntimeException e) {
+            logUnreachable(prefix + "*", e);
+        }
+        return removed;
+    }
+
+    private void logUnreachable(String what, RuntimeException e) {
+        LOG.log(Level.WARNING, () -> "backend '" + name() + "': sandbox " + what + " unreachable, left in place (not "
+                + "gone): " + ErrorDetail.of(e));
+    }
+
+    /**
+     * Removes one instance: checks in {@code sbx ls} that {@code name} still has {@code id}, then
+     * removes by name ({@code sbx rm} takes only a name).
+     *
+     * @return true when the instance is gone (removed now, or already gone)
+     */
+    boolean disposeInstance(String sandboxName, String id) {
+        Optional<SbxListing> listing = cli.find(sandboxName);
+        if (listing.isEmpty()) {
+            return true;
+        }
+        if (!listing.get().id().equals(id)) {
+            return false;
+        }
+        cli.rm(sandboxName);
+        return true;
+    }
+
+    /** The workspace root's records whose names start with {@code prefix}, each with what it holds now. */
+    Map<String, List<Path>> hostRecords(String prefix) {
+        Map<String, List<Path>> records = new LinkedHashMap<>();
+        if (!Files.isDirectory(config.workspaceRoot())) {
+            return records;
+        }
+        try (DirectoryStream<Path> roots = Files.newDirectoryStream(config.workspaceRoot())) {
+            for (Path record : roots) {
+                String recordName = record.getFileName().toString();
+                if (!recordName.startsWith(prefix) || !Files.isDirectory(record,
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                List<Path> held = new ArrayList<>();
+                try (DirectoryStream<Path> children = Files.newDirectoryStream(record)) {
+                    children.forEach(held::add);
+                }
+                records.put(recordName, held);
+            }
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name() + "' could not read its workspace root "
+                    + config.workspaceRoot() + ": " + ErrorDetail.of(e), e);
+        }
+        return records;
+    }
+
+    private void deleteAll(List<Path> paths) {
+        paths.forEach(this::deleteTree);
+    }
+
+    /** Deletes a host tree without following links (the sandbox is gone, so nothing swaps them now). */
+    private void deleteTree(Path root) {
+        try {
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                    if (e instanceof NoSuchFileException) {
+                        return FileVisitResult.CONTINUE;
+                    }
+                    throw e;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path directory, IOException e) throws IOException {
+                    if (e != null && !(e instanceof NoSuchFileException)) {
+                        throw e;
+                    }
+                    Files.deleteIfExists(directory);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (NoSuchFileException gone) {
+            // Already gone.
+        } catch (IOException e) {
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not delete " + root + ": " + ErrorDetail.of(e));
+        }
+    }
+
+    private static void deleteIfEmpty(Path directory) {
+        try {
+            Files.deleteIfExists(directory);
+        } catch (DirectoryNotEmptyException recreated) {
+            // Another process made a new workspace here after the removal: it is not ours to delete.
+        } catch (IOException ignored) {
+            // Best effort.
+        }
+    }
+
+    // ---------------------------------------------------------------- paths
+
+    /** The parent of the work dir, where the workspace is bound; it must not be the root. */
+    private String mountPointOf(String workDir) {
+        if (!workDir.startsWith("/") || workDir.indexOf('\\') >= 0) {
+            throw new IllegalArgumentException("backend '" + name() + "' needs an absolute POSIX work dir, not "
+                    + GuestText.quote(workDir) + "; use one such as " + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        String mountPoint = GuestPaths.parent(GuestPaths.normalize(workDir));
+        if (mountPoint.equals("/")) {
+            throw new IllegalArgumentException("backend '" + name() + "' binds the workspace at the work dir's parent, "
+                    + "and " + GuestText.quote(workDir) + " has the root as its parent; use a work dir two levels "
+                    + "deep, such as " + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        return mountPoint;
+    }
+
+    /**
+     * On a host whose file system changes names (case-insensitive, as Windows and macOS usually
+     * are), refuses a path with a component that exists but is not listed verbatim: the host would
+     * act on another name than the guest's.
+     */
+    void refuseAlteredNames(WorkspaceFiles files, String confined, String mountPoint) {
+        if (!aliasingHost()) {
+            return;
+        }
+        refuseAlteredNames(directory -> files.listDir(directory, mountPoint),
+                path -> files.stat(path, mountPoint).isPresent(), confined, mountPoint);
+    }
+
+    /**
+     * The check itself, given how to list a directory (relative entry paths, as
+     * {@link WorkspaceFiles#listDir} gives them) and whether a path exists; separate so that a test
+     * can play a host that resolves names it does not list.
+     */
+    static void refuseAlteredNames(java.util.function.Function<String, List<SandboxEntry>> list,
+            java.util.function.Predicate<String> exists, String confined, String mountPoint) {
+        String below = GuestPaths.relativeTo(confined, mountPoint).orElseThrow();
+        if (below.isEmpty()) {
+            return;
+        }
+        String directory = mountPoint;
+        for (String component : below.split("/")) {
+            List<SandboxEntry> listing;
+            try {
+                listing = list.apply(directory);
+            } catch (SandboxException missing) {
+                return;
+            }
+            String path = directory.equals(mountPoint) ? component : GuestPaths.relativeTo(directory, mountPoint)
+                    .orElseThrow() + "/" + component;
+            boolean listed = listing.stream().anyMatch(entry -> entry.path().equals(path));
+            if (!listed) {
+                if (exists.test(directory + "/" + component)) {
+                    throw new SandboxPathNotConfined(GuestText.quote(confined) + " names " + GuestText.quote(component)
+                            + ", which this host resolves to another name; use the name exactly as listed");
+                }
+                return;
+            }
+            Optional<SandboxEntry> entry = listing.stream().filter(e -> e.path().equals(path)).findFirst();
+            if (entry.isEmpty() || entry.get().kind() != EntryKind.DIRECTORY) {
+                return;
+            }
+            directory = directory + "/" + component;
+        }
+    }
+
+    private boolean aliasingHost() {
+        Boolean known = aliasingHost;
+        if (known != null) {
+            return known;
+        }
+        boolean aliasing = false;
+        try {
+            Files.createDirectories(config.workspaceRoot());
+            Path probe = config.workspaceRoot().resolve(CASE_PROBE);
+            Files.deleteIfExists(probe);
+            Files.createFile(probe);
+            try {
+                aliasing = Files.exists(config.workspaceRoot().resolve(CASE_PROBE.toLowerCase(java.util.Locale.ROOT)),
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            } finally {
+                Files.deleteIfExists(probe);
+            }
+        } catch (IOException e) {
+            aliasing = true;
+        }
+        aliasingHost = aliasing;
+        return aliasing;
+    }
+
+    /** How long {@link SbxSandbox#remove} may take; exposed for tests. */
+    static Duration removeTimeout() {
+        return SbxSandbox.REMOVE_TIMEOUT;
+    }
+}

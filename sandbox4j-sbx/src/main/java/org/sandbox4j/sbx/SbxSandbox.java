@@ -1,0 +1,294 @@
+package org.sandbox4j.sbx;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.WorkspaceFiles;
+
+/**
+ * A handle on one sbx sandbox instance (a name and the id of the create that made it). Commands
+ * run through the {@link SbxScripts#WRAPPER wrapper}; stats, reads, listings and writes act on the
+ * host side of its workspace through {@link WorkspaceFiles}; removals check host-side, then
+ * remove in the guest. Handles are cheap; several (in several processes) may share one sandbox.
+ */
+final class SbxSandbox implements Sandbox {
+
+    /** The bound on the in-guest {@code rm} of {@link #remove}. */
+    static final Duration REMOVE_TIMEOUT = Duration.ofSeconds(60);
+    private static final int NONCE_BYTES = 16;
+    private static final int CALL_ID_BYTES = 12;
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final System.Logger LOG = System.getLogger(SbxSandbox.class.getName());
+
+    private final SbxBackend backend;
+    private final String name;
+    private final String id;
+    private final Path workspace;
+    private final String mountPoint;
+    private final WorkspaceFiles files;
+    private volatile boolean retired;
+    /** Who host-side writes are made as; null until first needed. */
+    private volatile Optional<java.nio.file.attribute.UserPrincipal> hostUser;
+
+    SbxSandbox(SbxBackend backend, String name, String id, Path workspace, String mountPoint) {
+        this.backend = backend;
+        this.name = name;
+        this.id = id;
+        this.workspace = workspace;
+        this.mountPoint = mountPoint;
+        this.files = new WorkspaceFiles(workspace, mountPoint, backend.name());
+    }
+
+    String sandboxName() {
+        return name;
+    }
+
+    String id() {
+        return id;
+    }
+
+    Path workspace() {
+        return workspace;
+    }
+
+    String mountPoint() {
+        return mountPoint;
+    }
+
+    // ---------------------------------------------------------------- exec
+
+    @Override
+    public ExecResult exec(Command command, ExecOptions options) {
+        Objects.requireNonNull(command, "command");
+        Objects.requireNonNull(options, "options");
+        requireLive();
+        List<String> argv = command instanceof Command.Argv words ? words.words()
+                : List.of("sh", "-c", ((Command.Shell) command).line());
+        long start = System.nanoTime();
+        boolean rebound = false;
+        while (true) {
+            String nonce = random(NONCE_BYTES);
+            String callState = SbxScripts.CALL_STATE_PREFIX + random(CALL_ID_BYTES);
+            List<String> parameters = SbxScripts.wrapperParameters(nonce, callState, mountPoint,
+                    options.workingDirectory(), options.environment(), argv);
+            List<String> args = SbxCli.execArgs(name, false, options.stdin().isPresent(),
+                    SbxScripts.shell(SbxScripts.WRAPPER, "sandbox4j-exec", parameters));
+            Process process;
+            try {
+                process = backend.cli().runner().start(args);
+            } catch (IOException e) {
+                throw new SandboxException("backend '" + backend.name() + "' could not start " + backend.config().sbxPath()
+                        + " (" + e.getMessage() + "); install sbx or name it with SbxConfig.builder().sbxPath(path)", e);
+            }
+            SbxExecRun.Outcome outcome;
+            try {
+                outcome = SbxExecRun.await(process, options, nonce, backend.name(), start);
+            } catch (InterruptedException e) {
+                stop(process, callState);
+                Thread.currentThread().interrupt();
+                throw new SandboxInterrupted("the thread running " + GuestText.quote(command.toShellLine())
+                        + " was interrupted; the command was killed with its process group", e);
+            }
+            if (outcome.timedOut() || outcome.capExceeded()) {
+                boolean killed = stop(process, callState);
+                String after = killed ? "" : "; its process group could not be killed, so this sandbox is retired "
+                        + "(acquire again for a fresh one)";
+                if (outcome.capExceeded()) {
+                    throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(command.toShellLine())
+                            + " wrote more than its output cap of " + options.outputCapBytes() + " bytes (stdout and "
+                            + "stderr together) and was killed" + after + ": raise the cap with "
+                            + "ExecOptions.withOutputCap, or write large results to a file and read that");
+                }
+                throw new SandboxTimeoutException("the command " + GuestText.quote(command.toShellLine())
+                        + " ran past its timeout of " + options.timeout().toMillis() + " ms and was killed with its "
+                        + "process group" + after + ": raise the timeout, or make the command finish sooner");
+            }
+            switch (outcome.ending()) {
+                case STARTED:
+                    return new ExecResult(outcome.stdout(), outcome.stderr(), outcome.exitCode(),
+                            Duration.ofNanos(System.nanoTime() - start));
+                case UNBOUND:
+                    if (rebound) {
+                        throw new SandboxException("backend '" + backend.name() + "': the workspace of sandbox " + name
+                                + " is still not bound at " + mountPoint + " after binding it again; dispose of the "
+                                + "sandbox and acquire a fresh one");
+                    }
+                    // An idle stop dropped the bind; bind it again and run the command.
+                    backend.bind(name, workspace, mountPoint, SbxScripts.BIND_AGAIN);
+                    rebound = true;
+                    continue;
+                default:
+                    throw sbxFailed(outcome.preamble());
+            }
+        }
+    }
+
+    /** Kills the call's process group in the guest, then the client; false when the kill could not run. */
+    private boolean stop(Process process, String callState) {
+        boolean killed = backend.killGroup(this, callState);
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+        return killed;
+    }
+
+    private SandboxException sbxFailed(String said) {
+        String line = SbxReply.errorLineIn(said).orElse("");
+        backend.cli().raiseShared(line);
+        if (line.contains(SbxCli.NOT_FOUND)) {
+            return new SandboxException("backend '" + backend.name() + "': sandbox " + name + " no longer exists (it "
+                    + "was disposed of, here or by another process); acquire again for a fresh one");
+        }
+        return new SandboxException("backend '" + backend.name() + "': sbx exec failed before the command started"
+                + (line.isEmpty() ? "" : " (" + GuestText.quote(line) + ")") + "; check the sandbox with 'sbx ls'");
+    }
+
+    void retire() {
+        retired = true;
+    }
+
+    private void requireLive() {
+        if (retired || backend.isRetired(name, id)) {
+            retired = true;
+            throw new SandboxException("backend '" + backend.name() + "': sandbox " + name + " is retired (a timed-out "
+                    + "command in it could not be killed); acquire again and the backend replaces it");
+        }
+        if (!Files.isDirectory(workspace)) {
+            throw new SandboxException("backend '" + backend.name() + "': sandbox " + name + " was disposed of, here or "
+                    + "by another process; acquire it again for a fresh one");
+        }
+    }
+
+    // ---------------------------------------------------------------- files
+
+    @Override
+    public void writeFile(String path, byte[] content, String workingDirectory) {
+        requireLive();
+        String confined = requireReachable(path, workingDirectory);
+        files.writeFile(path, content, workingDirectory);
+        handOver(confined);
+    }
+
+    /** Gives what the write made to the workspace's owner (the guest user), where the host is someone else. */
+    private void handOver(String confined) {
+        Optional<java.nio.file.attribute.UserPrincipal> host = hostUser;
+        if (host == null) {
+            host = WorkspaceOwner.hostUser(workspace);
+            hostUser = host;
+        }
+        if (host.isEmpty()) {
+            return;
+        }
+        String below = GuestPaths.relativeTo(confined, mountPoint).orElseThrow();
+        try {
+            WorkspaceOwner.handOver(workspace, host.get(), List.of(below.split("/")));
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + backend.name() + "': " + GuestText.quote(confined)
+                    + " was written but stays owned by the host user: " + org.sandbox4j.core.ErrorDetail.of(e));
+        }
+    }
+
+    @Override
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        requireLive();
+        requireReachable(path, workingDirectory);
+        return files.stat(path, workingDirectory);
+    }
+
+    @Override
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        requireLive();
+        requireReachable(path, workingDirectory);
+        return files.readFile(path, workingDirectory, maxBytes);
+    }
+
+    @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        requireLive();
+        requireReachable(path, workingDirectory);
+        return files.listDir(path, workingDirectory);
+    }
+
+    /**
+     * The host-side check (confinement and the no-follow walk through {@link WorkspaceFiles}),
+     * then {@code rm -f} (or {@code rm -rf}) in the guest: a guest keeps seeing a name for a while
+     * after a host-side delete, so the guest removes it at its own authority.
+     */
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        requireLive();
+        String confined = requireReachable(path, workingDirectory);
+        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
+            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
+                    + "remove the working directory");
+        }
+        if (confined.equals(mountPoint)) {
+            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the workspace's mount point "
+                    + GuestText.quote(mountPoint) + " itself; refusing to remove the workspace");
+        }
+        Optional<SandboxEntry> entry = files.stat(path, workingDirectory);
+        if (entry.isEmpty()) {
+            return;
+        }
+        if (entry.get().kind() == EntryKind.DIRECTORY && !recursive) {
+            throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was removed: pass "
+                    + "recursive = true to remove it and everything under it");
+        }
+        List<String> rm = new ArrayList<>(List.of("rm", recursive ? "-rf" : "-f", "--", confined));
+        ExecResult removal = exec(Command.argv(rm), ExecOptions.in("/", REMOVE_TIMEOUT));
+        if (removal.exitCode() != 0) {
+            String said = removal.stderrText().strip();
+            throw new SandboxFileException("the guest refused to remove " + GuestText.quote(path) + ": rm exited "
+                    + removal.exitCode() + (said.isEmpty() ? "" : " — " + GuestText.quote(said)));
+        }
+    }
+
+    /**
+     * File methods reach only the workspace, bound at the storage base's parent.
+     *
+     * @return the confined absolute path
+     * @throws SandboxPathNotConfined   an escape from the working directory
+     * @throws IllegalArgumentException a path outside the workspace's mount point
+     */
+    private String requireReachable(String path, String workingDirectory) {
+        String confined = GuestPaths.confine(path, workingDirectory);
+        if (GuestPaths.relativeTo(confined, mountPoint).isEmpty()) {
+            throw new IllegalArgumentException(GuestText.quote(path) + " resolves to " + GuestText.quote(confined)
+                    + ", outside " + GuestText.quote(mountPoint) + " (the parent of the spec's work dir, where the "
+                    + "workspace is bound); backend '" + backend.name() + "' reaches files only under it");
+        }
+        backend.refuseAlteredNames(files, confined, mountPoint);
+        return confined;
+    }
+
+    private static String random(int bytes) {
+        byte[] value = new byte[bytes];
+        RANDOM.nextBytes(value);
+        return HexFormat.of().formatHex(value);
+    }
+
+    @Override
+    public String toString() {
+        return "SbxSandbox[" + name + " (" + id + ") at " + mountPoint + "]";
+    }
+}

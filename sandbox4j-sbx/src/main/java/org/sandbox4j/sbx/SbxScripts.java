@@ -1,0 +1,161 @@
+package org.sandbox4j.sbx;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The fixed {@code sh} scripts the backend runs in a guest. Each is a constant: whatever varies
+ * (paths, the nonce, the command) travels as positional parameters, never pasted into the text.
+ */
+final class SbxScripts {
+
+    /** The commands the wrapper and the backend's own scripts need; acquire checks every one. */
+    static final List<String> REQUIRED_COMMANDS = List.of("sh", "base64", "setsid", "setpriv", "mount", "mkdir",
+            "cat", "rm", "sleep");
+
+    /** What the wrapper prints after the nonce when the workspace bind is gone (an idle stop dropped it). */
+    static final String UNBOUND = "unbound";
+    /** The last line of the kill script, proving it ran. */
+    static final String KILL_DONE = "sandbox4j-kill-done";
+    /** The last line of the probe script, proving it ran. */
+    static final String PROBE_DONE = "sandbox4j-probe-done";
+    /** The probe's line naming a forwarded SSH agent socket. */
+    static final String AGENT_SOCKET = "agent-socket";
+    /** The probe's line listing missing commands. */
+    static final String MISSING = "missing";
+    /** Exit status of the bind script when the mount point already exists in the image. */
+    static final int MOUNT_POINT_TAKEN = 3;
+    /** Exit status when the working directory is missing (the shell's message is on stderr), as env(1) does. */
+    static final int CANNOT_RUN = 125;
+    /** Marks an encoded word, so no argument sbx sees is ever empty. */
+    static final String WORD_MARK = "b";
+    /**
+     * Carries the call's state directory into everything the command starts, so the kill also
+     * finds what left the process group ({@code setsid}, a double fork) and kept its environment.
+     */
+    static final String CALL_VARIABLE = "SANDBOX4J_CALL";
+    /** Where each call keeps its process-group id and cancel file. */
+    static final String CALL_STATE_PREFIX = "/tmp/.sandbox4j-exec-";
+
+    /**
+     * Runs one command: {@code $1} nonce, {@code $2} call state directory, {@code $3} mount point
+     * of the workspace, {@code $4} working directory, {@code $5} how many environment words
+     * follow, then those ({@code NAME=value}) and the argv, each {@link #encode encoded}.
+     *
+     * <p>The nonce line on stderr marks where the command's own stderr starts: anything before it
+     * (or no nonce at all) is {@code sbx} speaking. The command runs in a session of its own
+     * ({@code setsid}), which first records its process-group id, then checks the cancel file, so
+     * a kill that came first stops it before it starts and a kill that comes later finds its group.
+     * The command itself starts through {@code setpriv --no-new-privs}: nothing it runs can gain
+     * privileges, so the {@code shell} template's passwordless {@code sudo} (a setuid binary) does
+     * not work for the workload. The backend's own root steps (the workspace re-bind) run through
+     * {@code sbx exec --user root} outside this wrapper.
+     */
+    static final String WRAPPER = String.join("\n",
+            "nonce=$1; state=$2; mp=$3; wd=$4; envs=$5; shift 5",
+            "case \"$(cat /proc/self/mounts 2>/dev/null)\" in",
+            "  *\" $mp \"*) ;;",
+            "  *) printf '%s " + UNBOUND + "\\n' \"$nonce\" >&2; exit 0 ;;",
+            "esac",
+            "printf '%s\\n' \"$nonce\" >&2",
+            "decode() { v=$(printf '%s' \"${1#" + WORD_MARK + "}\" | base64 -d && printf x) || exit " + CANNOT_RUN
+                    + "; v=${v%x}; }",
+            "i=0",
+            "while [ \"$i\" -lt \"$envs\" ]; do decode \"$1\"; export \"$v\" || exit " + CANNOT_RUN
+                    + "; shift; i=$((i + 1)); done",
+            "n=0; refs=",
+            "for word in \"$@\"; do n=$((n + 1)); decode \"$word\"; eval \"a_$n=\\$v\"; refs=\"$refs \\\"\\$a_$n\\\"\"; "
+                    + "done",
+            "eval \"set -- $refs\"",
+            "(umask 077; mkdir -p \"$state\") || exit " + CANNOT_RUN,
+            "export " + CALL_VARIABLE + "=\"$state\"",
+            "setsid sh -c 'echo $$ > \"$1/pgid\" || exit " + CANNOT_RUN + "; if [ -e \"$1/cancel\" ]; then exit 137; fi; "
+                    + "cd \"$2\" || exit " + CANNOT_RUN + "; shift 2; exec setpriv --no-new-privs -- \"$@\"' "
+                    + "sandbox4j-run \"$state\" \"$wd\" \"$@\"",
+            "status=$?",
+            "rm -rf \"$state\"",
+            "exit $status");
+
+    /**
+     * Kills one call's process group: {@code $1} the call state directory. It leaves the cancel
+     * file first, then reads the group id, so it and the wrapper cannot both miss each other.
+     * Then it kills every process of its user whose environment carries the call's
+     * {@link #CALL_VARIABLE} (a process that left the group but kept its environment); a process
+     * that also clears its environment outlives it, and only disposal ends it.
+     */
+    static final String KILL = String.join("\n",
+            "state=$1",
+            "(umask 077; mkdir -p \"$state\") && : > \"$state/cancel\" || exit 1",
+            "pgid=$(cat \"$state/pgid\" 2>/dev/null)",
+            "case \"$pgid\" in ''|*[!0-9]*) ;; *) kill -s KILL -- \"-$pgid\" 2>/dev/null ;; esac",
+            "for pass in 1 2 3; do",
+            "  for p in /proc/[0-9]*; do",
+            "    pid=${p#/proc/}",
+            "    [ \"$pid\" = \"$$\" ] && continue",
+            "    case \"$(cat \"$p/environ\" 2>/dev/null)\" in",
+            "      *\"" + CALL_VARIABLE + "=$state\"*) kill -s KILL \"$pid\" 2>/dev/null ;;",
+            "    esac",
+            "  done",
+            "done",
+            "echo " + KILL_DONE);
+
+    /**
+     * Binds the workspace ({@code $1}) again at the mount point ({@code $2}), as root; {@code $3}
+     * is {@code create} at a new sandbox's first bind, when the mount point must not exist yet.
+     */
+    static final String BIND = String.join("\n",
+            "ws=$1; mp=$2",
+            "case \"$(cat /proc/self/mounts 2>/dev/null)\" in *\" $mp \"*) exit 0 ;; esac",
+            "if [ \"$3\" = create ] && [ -e \"$mp\" ]; then echo \"$mp already exists in the image\" >&2; exit "
+                    + MOUNT_POINT_TAKEN + "; fi",
+            "mkdir -p \"$mp\" && mount --bind \"$ws\" \"$mp\"");
+
+    /** Reports missing commands and a forwarded SSH agent, in the template's own {@code sh}. */
+    static final String PROBE = String.join("\n",
+            "missing=",
+            "for c in " + String.join(" ", REQUIRED_COMMANDS) + "; do command -v \"$c\" >/dev/null 2>&1 || "
+                    + "missing=\"$missing $c\"; done",
+            "if [ -n \"${SSH_AUTH_SOCK:-}\" ]; then echo \"" + AGENT_SOCKET + " $SSH_AUTH_SOCK\"; fi",
+            "echo \"" + MISSING + "$missing\"",
+            "echo " + PROBE_DONE);
+
+    static final String BIND_CREATE = "create";
+    static final String BIND_AGAIN = "again";
+
+    private static final Pattern ENVIRONMENT_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    private SbxScripts() {
+    }
+
+    /** One word for the wrapper: never empty, whatever it holds. */
+    static String encode(String word) {
+        return WORD_MARK + Base64.getEncoder().encodeToString(word.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The wrapper's parameters after {@code sh -c WRAPPER $0}. */
+    static List<String> wrapperParameters(String nonce, String callState, String mountPoint, String workingDirectory,
+            Map<String, String> environment, List<String> argv) {
+        List<String> parameters = new ArrayList<>(List.of(nonce, callState, mountPoint, workingDirectory,
+                Integer.toString(environment.size())));
+        environment.forEach((variable, value) -> {
+            if (!ENVIRONMENT_NAME.matcher(variable).matches()) {
+                throw new IllegalArgumentException("the environment variable name '" + variable + "' cannot be set "
+                        + "by a POSIX shell; use letters, digits and underscores, not starting with a digit");
+            }
+            parameters.add(encode(variable + "=" + value));
+        });
+        argv.forEach(word -> parameters.add(encode(word)));
+        return parameters;
+    }
+
+    /** {@code sh -c SCRIPT NAME PARAMETERS...}: the command sbx exec runs. */
+    static List<String> shell(String script, String name, List<String> parameters) {
+        List<String> command = new ArrayList<>(List.of("sh", "-c", script, name));
+        command.addAll(parameters);
+        return command;
+    }
+}

@@ -1,0 +1,252 @@
+package org.sandbox4j.sbx;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * A recording fake of the {@code sbx} surface in SBX-PROTOCOL.md, for the protocol's own unit
+ * tests. Management commands are answered from memory; a streamed exec runs the wrapper for real
+ * with this host's {@code /bin/sh}, with guest paths under a sandbox's bound mount point mapped to
+ * its host workspace (the bind the guest would see).
+ */
+final class FakeSbx implements SbxRunner {
+
+    static final String LOGIN = "You are not signed in. Run 'sbx login' to sign in.";
+    static final String ENGINE = "the sandbox engine is unavailable; run 'sbx daemon restart'";
+
+    /** One sandbox the fake holds. */
+    static final class Box {
+        final String id;
+        final String name;
+        final String template;
+        final String workspace;
+        String mountPoint;
+
+        Box(String id, String name, String template, String workspace) {
+            this.id = id;
+            this.name = name;
+            this.template = template;
+            this.workspace = workspace;
+        }
+    }
+
+    final List<List<String>> calls = Collections.synchronizedList(new ArrayList<>());
+    final Map<String, Box> boxes = Collections.synchronizedMap(new LinkedHashMap<>());
+    volatile boolean agentForwarding;
+    volatile String agentForwardingAnswer;
+    volatile List<String> mcpServers = List.of();
+    volatile boolean loggedOut;
+    volatile boolean engineLost;
+    volatile boolean forwardAgent;
+    volatile String missingCommands = "";
+    volatile boolean killFails;
+    volatile boolean bindFails;
+    volatile int unboundExecs;
+    volatile Consumer<String> onRm = name -> { };
+    volatile Consumer<List<String>> onCreate = args -> { };
+    private int ids;
+
+    List<List<String>> callsOf(String command) {
+        synchronized (calls) {
+            return calls.stream().filter(args -> args.get(0).equals(command)).toList();
+        }
+    }
+
+    void clearCalls() {
+        calls.clear();
+    }
+
+    @Override
+    public SbxReply run(List<String> args, Duration timeout) {
+        calls.add(List.copyOf(args));
+        if (args.stream().anyMatch(String::isEmpty)) {
+            return SbxReply.error("empty argument at position " + args.indexOf(""));
+        }
+        if (loggedOut && !args.get(0).equals("version")) {
+            return SbxReply.error(LOGIN);
+        }
+        switch (args.get(0)) {
+            case "version":
+                return SbxReply.ok("sbx version v0.45.1\n");
+            case "settings":
+                return SbxReply.ok((agentForwardingAnswer != null ? agentForwardingAnswer : String.valueOf(agentForwarding))
+                        + "\n");
+            case "mcp":
+                StringBuilder servers = new StringBuilder("[");
+                for (String server : mcpServers) {
+                    servers.append(servers.length() > 1 ? "," : "").append("{\"name\":\"").append(server)
+                            .append("\",\"url\":\"http://127.0.0.1:1\"}");
+                }
+                return SbxReply.ok(servers.append("]\n").toString());
+            case "ls":
+                return SbxReply.ok(engineLost ? "[]\n" : listing());
+            case "create":
+                return create(args);
+            case "rm":
+                if (engineLost) {
+                    return SbxReply.error(ENGINE);
+                }
+                onRm.accept(args.get(2));
+                return boxes.remove(args.get(2)) != null ? SbxReply.ok("")
+                        : SbxReply.error("sandbox " + args.get(2) + " not found");
+            case "exec":
+                return exec(args);
+            default:
+                return SbxReply.error("unknown command " + args.get(0));
+        }
+    }
+
+    private synchronized SbxReply create(List<String> args) {
+        if (engineLost) {
+            return SbxReply.error(ENGINE);
+        }
+        onCreate.accept(args);
+        String name = args.get(args.indexOf("--name") + 1);
+        if (boxes.containsKey(name)) {
+            return SbxReply.error("a sandbox named " + name + " already exists");
+        }
+        String id = "id-" + (++ids);
+        boxes.put(name, new Box(id, name, args.get(args.indexOf("--template") + 1), args.get(args.size() - 1)));
+        return SbxReply.ok(id + "\n");
+    }
+
+    /** Adds a sandbox as another process would have made it. */
+    synchronized Box adopt(String name, String template, Path workspace) {
+        Box box = new Box("id-" + (++ids), name, template, workspace.toString());
+        boxes.put(name, box);
+        return box;
+    }
+
+    private String listing() {
+        StringBuilder json = new StringBuilder("[");
+        synchronized (boxes) {
+            for (Box box : boxes.values()) {
+                json.append(json.length() > 1 ? "," : "").append("{\"id\":\"").append(box.id).append("\",\"name\":\"")
+                        .append(box.name).append("\",\"status\":\"running\",\"template\":\"").append(box.template)
+                        .append("\",\"workspace\":\"").append(box.workspace).append("\"}");
+            }
+        }
+        return json.append("]\n").toString();
+    }
+
+    private SbxReply exec(List<String> args) {
+        if (engineLost) {
+            return SbxReply.error(ENGINE);
+        }
+        int dashes = args.indexOf("--");
+        String name = args.get(dashes - 1);
+        Box box = boxes.get(name);
+        if (box == null) {
+            return SbxReply.error("sandbox " + name + " not found");
+        }
+        List<String> command = args.subList(dashes + 1, args.size());
+        String script = command.get(2);
+        if (script.equals(SbxScripts.PROBE)) {
+            return SbxReply.ok((forwardAgent ? SbxScripts.AGENT_SOCKET + " /run/host-services/ssh-auth.sock\n" : "")
+                    + SbxScripts.MISSING + missingCommands + "\n" + SbxScripts.PROBE_DONE + "\n");
+        }
+        if (script.equals(SbxScripts.BIND)) {
+            if (bindFails) {
+                return new SbxReply(32, "", "mount: permission denied\n", false);
+            }
+            box.mountPoint = command.get(5);
+            return SbxReply.ok("");
+        }
+        if (script.equals(SbxScripts.KILL)) {
+            if (killFails) {
+                return new SbxReply(-1, "", "", true);
+            }
+            return local(command);
+        }
+        return SbxReply.error("the fake runs only the backend's scripts, not " + command);
+    }
+
+    private static SbxReply local(List<String> command) {
+        List<String> argv = new ArrayList<>(command);
+        argv.set(0, "/bin/sh");
+        try {
+            Process process = new ProcessBuilder(argv).start();
+            process.getOutputStream().close();
+            String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            process.waitFor(30, TimeUnit.SECONDS);
+            return new SbxReply(process.exitValue(), out, err, false);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public Process start(List<String> args) throws IOException {
+        calls.add(List.copyOf(args));
+        int dashes = args.indexOf("--");
+        String name = args.get(dashes - 1);
+        Box box = boxes.get(name);
+        if (loggedOut) {
+            return failing(LOGIN);
+        }
+        if (engineLost) {
+            return failing(ENGINE);
+        }
+        if (box == null) {
+            return failing("sandbox " + name + " not found");
+        }
+        List<String> argv = new ArrayList<>(args.subList(dashes + 1, args.size()));
+        argv.set(0, "/bin/sh");
+        // argv: sh -c WRAPPER $0 nonce state mountPoint workDir envCount words...
+        boolean bound = box.mountPoint != null;
+        if (bound && unboundExecs > 0) {
+            unboundExecs--;
+            bound = false;
+            box.mountPoint = null;
+        }
+        if (bound) {
+            String mountPoint = argv.get(6);
+            argv.set(6, "/");
+            argv.set(7, mapped(argv.get(7), mountPoint, box.workspace));
+            int envs = Integer.parseInt(argv.get(8));
+            for (int i = 9 + envs; i < argv.size(); i++) {
+                String word = decode(argv.get(i));
+                argv.set(i, SbxScripts.encode(mapped(word, mountPoint, box.workspace)));
+            }
+        }
+        return new ProcessBuilder(argv).start();
+    }
+
+    private static Process failing(String message) throws IOException {
+        return new ProcessBuilder("/bin/sh", "-c", "echo \"ERROR: $0\" >&2; exit 1", message).start();
+    }
+
+    private static String decode(String word) {
+        return new String(Base64.getDecoder().decode(word.substring(1)), StandardCharsets.UTF_8);
+    }
+
+    private static String mapped(String guest, String mountPoint, String workspace) {
+        if (guest.equals(mountPoint)) {
+            return workspace;
+        }
+        return guest.startsWith(mountPoint + "/") ? workspace + guest.substring(mountPoint.length()) : guest;
+    }
+
+    static Path workspaceOf(Box box) {
+        return Path.of(box.workspace);
+    }
+
+    static boolean exists(Path path) {
+        return Files.exists(path);
+    }
+}

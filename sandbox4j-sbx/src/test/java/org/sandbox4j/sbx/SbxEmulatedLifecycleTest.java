@@ -1,0 +1,153 @@
+package org.sandbox4j.sbx;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.SandboxTimeoutException;
+
+/**
+ * What the TCK does not reach, through the emulator: an idle stop drops the bind and the next
+ * command binds it again; a lapsed login and a lost engine; the agent-socket check on a daemon
+ * not restarted.
+ */
+class SbxEmulatedLifecycleTest {
+
+    private static final String WORK = SandboxSpec.DEFAULT_WORK_DIR;
+    private static final SandboxSpec SPEC = SandboxSpec.builder("lifecycle").build();
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    @TempDir
+    Path state;
+
+    private Path home;
+    private SbxBackend backend;
+    private final SandboxKey key = new SandboxKey("sbx-lifecycle", java.util.UUID.randomUUID().toString(), "agent");
+
+    @BeforeEach
+    void emulator() throws IOException {
+        Assumptions.assumeTrue(Files.isExecutable(SbxConformanceTest.EMULATOR), "the sbx emulator is not there");
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "the sbx emulator needs host root");
+        home = Files.createDirectories(state.resolve("emulator"));
+        Files.writeString(home.resolve("settings.json"), "{\"ssh.agentForwardingEnabled\": false}");
+        backend = new SbxBackend(SbxConfig.builder().sbxPath(SbxConformanceTest.EMULATOR.toString())
+                .workspaceRoot(state.resolve("workspaces")).environment("SBX_EMULATOR_HOME", home.toString())
+                .environment("SBX_EMULATOR_IDLE_SECONDS", "30").build());
+    }
+
+    @AfterEach
+    void dispose() throws IOException {
+        if (backend != null) {
+            Files.deleteIfExists(home.resolve("logged-out"));
+            Files.deleteIfExists(home.resolve("engine-lost"));
+            backend.disposeScope(key.scope(), key.threadId());
+        }
+    }
+
+    private ExecResult sh(Sandbox sandbox, String line) {
+        return sandbox.exec(Command.shell(line), ExecOptions.in(WORK, TIMEOUT));
+    }
+
+    private void sbx(String... args) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(SbxConformanceTest.EMULATOR.toString());
+        builder.command().addAll(List.of(args));
+        builder.environment().put("SBX_EMULATOR_HOME", home.toString());
+        Process process = builder.inheritIO().start();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).isZero();
+    }
+
+    @Test
+    void anIdleStopDropsTheBindAndTheNextCommandBindsItAgain() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        sandbox.writeFile("kept.txt", "host wrote this", WORK);
+        assertThat(sh(sandbox, "cat kept.txt").stdoutText()).isEqualTo("host wrote this");
+        sbx("stop", backend.sandboxName(key, SPEC.kind()));
+        ExecResult again = sh(sandbox, "cat kept.txt; echo more >> kept.txt");
+        assertThat(again.stdoutText()).isEqualTo("host wrote this");
+        assertThat(again.exitCode()).isZero();
+        assertThat(new String(sandbox.readFile("kept.txt", WORK, 100))).isEqualTo("host wrote thismore\n");
+        assertThat(backend.acquire(key, SPEC)).extracting(s -> ((SbxSandbox) s).id())
+                .isEqualTo(((SbxSandbox) sandbox).id());
+    }
+
+    @Test
+    void aTimeoutKillsOnlyTheExpiredCommand() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        sandbox.writeFile("keep", "", WORK);
+        Thread sibling = new Thread(() -> sh(sandbox, "sleep 3; echo sibling > sibling.txt"));
+        sibling.start();
+        assertThatThrownBy(() -> sandbox.exec(Command.shell("sleep 30; echo late > late.txt"),
+                ExecOptions.in(WORK, Duration.ofSeconds(1)))).isInstanceOf(SandboxTimeoutException.class);
+        sibling.join(TimeUnit.SECONDS.toMillis(60));
+        assertThat(sandbox.stat("sibling.txt", WORK)).isPresent();
+        assertThat(sandbox.stat("late.txt", WORK)).isEmpty();
+        assertThat(sh(sandbox, "true").exitCode()).isZero();
+    }
+
+    @Test
+    void aLapsedLoginAndALostEngineHaveTheirOwnTypesAndDisposalNeverCallsItGone() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        Path workspace = ((SbxSandbox) sandbox).workspace();
+        Files.createFile(home.resolve("logged-out"));
+        assertThatThrownBy(() -> backend.acquire(key, SPEC)).isInstanceOf(SbxLoginRequired.class);
+        assertThatThrownBy(() -> sh(sandbox, "true")).isInstanceOf(SbxLoginRequired.class);
+        Files.delete(home.resolve("logged-out"));
+        Files.createFile(home.resolve("engine-lost"));
+        assertThatThrownBy(() -> sh(sandbox, "true")).isInstanceOf(SbxDaemonFault.class);
+        assertThat(backend.disposeScope(key.scope(), key.threadId())).isZero();
+        assertThat(workspace).isDirectory();
+        Files.delete(home.resolve("engine-lost"));
+        assertThat(backend.disposeScope(key.scope(), key.threadId())).isEqualTo(1);
+        assertThat(workspace).doesNotExist();
+    }
+
+    @Test
+    void aDaemonNotRestartedAfterTheSettingChangedIsCaughtInTheNewSandbox() throws Exception {
+        Files.createFile(home.resolve("forward-ssh-agent"));
+        assertThatThrownBy(() -> backend.acquire(key, SPEC)).isInstanceOf(SbxHostNotConfined.class)
+                .hasMessageContaining("sbx daemon restart");
+        Files.delete(home.resolve("forward-ssh-agent"));
+        Files.writeString(home.resolve("mcp.json"), "[{\"name\": \"gw\", \"url\": \"http://127.0.0.1:9\"}]");
+        assertThatThrownBy(() -> backend.acquire(key, SPEC)).isInstanceOf(SbxHostNotConfined.class)
+                .hasMessageContaining("gw");
+    }
+
+    /**
+     * The workload starts with no_new_privs: the shell template's passwordless sudo (a setuid
+     * binary) works for a bare {@code sbx exec} but not for a command run through the backend,
+     * and the backend's own root step (the re-bind after an idle stop) still works.
+     */
+    @Test
+    void theWorkloadRunsWithNoNewPrivsSoSudoFails() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        sandbox.writeFile("keep", "", WORK);
+        String name = backend.sandboxName(key, SPEC.kind());
+        sbx("exec", name, "--", "sudo", "-n", "true");
+        ExecResult status = sh(sandbox, "grep NoNewPrivs /proc/self/status");
+        assertThat(status.stdoutText()).as(status.stderrText() + " exit " + status.exitCode())
+                .matches("NoNewPrivs:\\s+1\\n");
+        ExecResult sudo = sh(sandbox, "sudo -n true");
+        assertThat(sudo.exitCode()).isNotZero();
+        assertThat(sh(sandbox, "sudo -n id -u; id -u").stdoutText()).isEqualTo("1000\n");
+        sbx("stop", name);
+        assertThat(sh(sandbox, "grep NoNewPrivs /proc/self/status; pwd").stdoutText())
+                .matches("NoNewPrivs:\\s+1\\n" + WORK + "\\n");
+    }
+}

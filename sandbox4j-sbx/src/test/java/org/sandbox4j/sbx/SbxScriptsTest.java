@@ -1,0 +1,230 @@
+package org.sandbox4j.sbx;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Runs the guest scripts for real with this host's /bin/sh (the guest's sh is a POSIX sh too). */
+class SbxScriptsTest {
+
+    private static final String NONCE = "0123456789abcdef0123456789abcdef";
+    /** Always a mount point on Linux, so the wrapper's bind check passes. */
+    private static final String BOUND = "/";
+
+    @TempDir
+    Path temp;
+
+    record Run(int exit, String stdout, String stderr) {
+    }
+
+    private Run run(String script, List<String> parameters, Map<String, String> env) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", script, "sandbox4j-test"));
+        argv.addAll(parameters);
+        ProcessBuilder builder = new ProcessBuilder(argv);
+        builder.environment().putAll(env);
+        Process process = builder.start();
+        process.getOutputStream().close();
+        byte[] out = process.getInputStream().readAllBytes();
+        byte[] err = process.getErrorStream().readAllBytes();
+        assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        return new Run(process.exitValue(), new String(out, StandardCharsets.UTF_8),
+                new String(err, StandardCharsets.UTF_8));
+    }
+
+    private Run wrapper(String mountPoint, String workDir, Map<String, String> env, List<String> argv) throws Exception {
+        return run(SbxScripts.WRAPPER, SbxScripts.wrapperParameters(NONCE, temp.resolve("call").toString(), mountPoint,
+                workDir, env, argv), Map.of());
+    }
+
+    @Test
+    void everyWordIsEncodedAndNeverEmpty() {
+        assertThat(SbxScripts.encode("")).isEqualTo("b");
+        List<String> parameters = SbxScripts.wrapperParameters(NONCE, "/tmp/x", "/m", "/m/w", Map.of("A", ""),
+                List.of("", "x"));
+        assertThat(parameters).allSatisfy(word -> assertThat(word).isNotEmpty());
+        assertThat(parameters).containsExactly(NONCE, "/tmp/x", "/m", "/m/w", "1", SbxScripts.encode("A="), "b",
+                SbxScripts.encode("x"));
+    }
+
+    @Test
+    void argvRoundTripsByteExactIncludingEmptyWordsQuotesAndNewlines() throws Exception {
+        List<String> words = List.of("", "it's", "\"double\"", "line1\nline2\n", "$HOME `id` $(id)", "  spaced  ",
+                "ünïcødé", "*", "-n");
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", "for a; do printf '[%s]' \"$a\"; done", "zero"));
+        argv.addAll(words);
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), argv);
+        StringBuilder expected = new StringBuilder();
+        words.forEach(word -> expected.append('[').append(word).append(']'));
+        assertThat(result.stdout()).isEqualTo(expected.toString());
+        assertThat(result.exit()).isZero();
+    }
+
+    @Test
+    void theNonceLineSeparatesWhatSbxSaysFromTheCommandsStderr() throws Exception {
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("/bin/sh", "-c", "echo err >&2; exit 3"));
+        assertThat(result.stderr()).isEqualTo(NONCE + "\nerr\n");
+        assertThat(result.exit()).isEqualTo(3);
+    }
+
+    @Test
+    void theEnvironmentIsExportedVerbatim() throws Exception {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("GREETING", "hello world\nwith 'quotes' and $dollar");
+        env.put("EMPTY", "");
+        Run result = wrapper(BOUND, temp.toString(), env, List.of("/bin/sh", "-c",
+                "printf '%s|%s|%s' \"$GREETING\" \"${EMPTY-unset}\" \"${EMPTY+set}\""));
+        assertThat(result.stdout()).isEqualTo("hello world\nwith 'quotes' and $dollar||set");
+    }
+
+    @Test
+    void aMissingWorkingDirectoryExits125WithTheShellsMessage() throws Exception {
+        Run result = wrapper(BOUND, temp.resolve("absent").toString(), Map.of(), List.of("true"));
+        assertThat(result.exit()).isEqualTo(SbxScripts.CANNOT_RUN);
+        assertThat(result.stderr()).startsWith(NONCE + "\n").contains("absent");
+        assertThat(result.stdout()).isEmpty();
+    }
+
+    @Test
+    void theCommandRunsInItsOwnProcessGroupRecordedInThePgidFile() throws Exception {
+        Path state = temp.resolve("call");
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("/bin/sh", "-c",
+                "cat \"$0/pgid\"; cut -d' ' -f5 /proc/$$/stat", state.toString()));
+        String[] lines = result.stdout().split("\n");
+        assertThat(lines[0]).matches("[0-9]+").isEqualTo(lines[1]);
+        assertThat(state).doesNotExist();
+    }
+
+    @Test
+    void theCommandRunsWithNoNewPrivs() throws Exception {
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("grep", "NoNewPrivs", "/proc/self/status"));
+        assertThat(result.stdout()).matches("NoNewPrivs:\\s+1\\n");
+        assertThat(result.exit()).isZero();
+    }
+
+    @Test
+    void aMissingCommandStillExits127() throws Exception {
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("sandbox4j-no-such-command"));
+        assertThat(result.exit()).isEqualTo(127);
+        assertThat(result.stderr()).startsWith(NONCE + "\n").contains("sandbox4j-no-such-command");
+    }
+
+    @Test
+    void aCancelFileLeftBeforeTheCommandStartsStopsIt() throws Exception {
+        Path state = temp.resolve("call");
+        Files.createDirectories(state);
+        Files.createFile(state.resolve("cancel"));
+        Path marker = temp.resolve("ran");
+        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("touch", marker.toString()));
+        assertThat(marker).doesNotExist();
+        assertThat(result.exit()).isEqualTo(137);
+    }
+
+    @Test
+    void anUnboundMountPointIsReportedAndNothingRuns() throws Exception {
+        Path marker = temp.resolve("ran");
+        Run result = wrapper("/sandbox4j-not-mounted-here", temp.toString(), Map.of(),
+                List.of("touch", marker.toString()));
+        assertThat(result.stderr()).isEqualTo(NONCE + " " + SbxScripts.UNBOUND + "\n");
+        assertThat(result.exit()).isZero();
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void theKillScriptKillsTheWholeGroupAndOnlyIt() throws Exception {
+        Path state = temp.resolve("call");
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SbxScripts.WRAPPER, "sandbox4j-exec"));
+        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), BOUND, temp.toString(), Map.of(),
+                List.of("/bin/sh", "-c", "sleep 60 & sleep 60; echo survived")));
+        Process sibling = new ProcessBuilder("sleep", "60").start();
+        Process wrapper = new ProcessBuilder(argv).start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!Files.exists(state.resolve("pgid")) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            Thread.sleep(200);
+            Run kill = run(SbxScripts.KILL, List.of(state.toString()), Map.of());
+            assertThat(kill.stdout()).contains(SbxScripts.KILL_DONE);
+            assertThat(wrapper.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(wrapper.exitValue()).isEqualTo(137);
+            assertThat(new String(wrapper.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isEmpty();
+            assertThat(sibling.isAlive()).isTrue();
+        } finally {
+            wrapper.destroyForcibly();
+            sibling.destroyForcibly();
+        }
+    }
+
+    @Test
+    void theKillScriptAlsoKillsWhatLeftTheGroupButKeptTheCallsEnvironment() throws Exception {
+        Path state = temp.resolve("call");
+        Path escapee = temp.resolve("escapee.pid");
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SbxScripts.WRAPPER, "sandbox4j-exec"));
+        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), BOUND, temp.toString(), Map.of(),
+                List.of("/bin/sh", "-c", "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' \"$0\" & sleep 60",
+                        escapee.toString())));
+        Process wrapper = new ProcessBuilder(argv).start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!(Files.exists(state.resolve("pgid")) && Files.exists(escapee) && Files.size(escapee) > 0) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            long pid = Long.parseLong(Files.readString(escapee).strip());
+            assertThat(ProcessHandle.of(pid)).isPresent();
+            Run kill = run(SbxScripts.KILL, List.of(state.toString()), Map.of());
+            assertThat(kill.stdout()).contains(SbxScripts.KILL_DONE);
+            assertThat(wrapper.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            long gone = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < gone) {
+                Thread.sleep(20);
+            }
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        } finally {
+            wrapper.destroyForcibly();
+        }
+    }
+
+    @Test
+    void theKillScriptLeavesACancelFileForACommandNotStartedYet() throws Exception {
+        Path state = temp.resolve("call");
+        Run kill = run(SbxScripts.KILL, List.of(state.toString()), Map.of());
+        assertThat(kill.stdout()).contains(SbxScripts.KILL_DONE);
+        assertThat(state.resolve("cancel")).exists();
+    }
+
+    @Test
+    void theProbeNamesMissingCommandsAndAForwardedAgent() throws Exception {
+        Run clean = run(SbxScripts.PROBE, List.of(), Map.of());
+        assertThat(clean.stdout()).contains(SbxScripts.PROBE_DONE).contains(SbxScripts.MISSING + "\n")
+                .doesNotContain(SbxScripts.AGENT_SOCKET);
+        Run forwarded = run(SbxScripts.PROBE, List.of(), Map.of("SSH_AUTH_SOCK", "/run/host-services/ssh-auth.sock"));
+        assertThat(forwarded.stdout()).contains(SbxScripts.AGENT_SOCKET + " /run/host-services/ssh-auth.sock");
+        Run bare = run(SbxScripts.PROBE, List.of(), Map.of("PATH", temp.toString()));
+        assertThat(bare.stdout()).contains(SbxScripts.MISSING + " sh base64 setsid setpriv mount mkdir cat rm sleep");
+    }
+
+    @Test
+    void theBindScriptRefusesAMountPointTheImageAlreadyHasAtCreate() throws Exception {
+        Path existing = Files.createDirectory(temp.resolve("taken"));
+        Run result = run(SbxScripts.BIND, List.of(temp.toString(), existing.toString(), SbxScripts.BIND_CREATE),
+                Map.of());
+        assertThat(result.exit()).isEqualTo(SbxScripts.MOUNT_POINT_TAKEN);
+        Run alreadyBound = run(SbxScripts.BIND, List.of(temp.toString(), "/", SbxScripts.BIND_AGAIN), Map.of());
+        assertThat(alreadyBound.exit()).isZero();
+    }
+
+    @Test
+    void environmentNamesAShellCannotSetAreRefused() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SbxScripts.wrapperParameters(NONCE, "/s", "/m",
+                "/m/w", Map.of("1BAD", "x"), List.of("true"))).isInstanceOf(IllegalArgumentException.class);
+    }
+}
