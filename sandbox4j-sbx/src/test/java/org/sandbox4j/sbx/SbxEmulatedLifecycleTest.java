@@ -101,6 +101,47 @@ class SbxEmulatedLifecycleTest {
         assertThat(sh(sandbox, "true").exitCode()).isZero();
     }
 
+    /**
+     * Through the real emulator: the engine is lost while a command runs, so the timeout's kill
+     * cannot run; the sandbox is retired, every handle (this instance's, and another instance's
+     * standing in for another process) refuses, and once the engine is back the next acquire, from
+     * the other instance, replaces it with a new instance.
+     */
+    @Test
+    void aKillThatCannotRunRetiresTheSandboxForEveryInstance() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        sandbox.writeFile("keep", "", WORK);
+        String firstId = ((SbxSandbox) sandbox).id();
+        SbxBackend other = new SbxBackend(SbxConfig.builder().sbxPath(SbxConformanceTest.EMULATOR.toString())
+                .workspaceRoot(state.resolve("workspaces")).environment("SBX_EMULATOR_HOME", home.toString())
+                .environment("SBX_EMULATOR_IDLE_SECONDS", "30").build());
+        Sandbox otherHandle = other.acquire(key, SPEC);
+        assertThat(((SbxSandbox) otherHandle).id()).isEqualTo(firstId);
+
+        Thread loseTheEngine = new Thread(() -> {
+            try {
+                Thread.sleep(1500);
+                Files.createFile(home.resolve("engine-lost"));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        loseTheEngine.start();
+        assertThatThrownBy(() -> sandbox.exec(Command.shell("sleep 30"), ExecOptions.in(WORK, Duration.ofSeconds(3))))
+                .isInstanceOf(SandboxTimeoutException.class).hasMessageContaining("retired");
+        loseTheEngine.join();
+        Files.delete(home.resolve("engine-lost"));
+
+        assertThatThrownBy(() -> sh(sandbox, "true")).hasMessageContaining("retired");
+        assertThatThrownBy(() -> sh(otherHandle, "true")).as("another instance's handle")
+                .hasMessageContaining("retired");
+        Sandbox replacement = other.acquire(key, SPEC);
+        assertThat(((SbxSandbox) replacement).id()).as("the replacement's instance id").isNotEqualTo(firstId);
+        replacement.writeFile("fresh", "", WORK);
+        assertThat(sh(replacement, "cat keep 2>/dev/null || echo new-workspace").stdoutText().strip())
+                .as("the replacement mounts a fresh workspace").isEqualTo("new-workspace");
+    }
+
     @Test
     void aLapsedLoginAndALostEngineHaveTheirOwnTypesAndDisposalNeverCallsItGone() throws Exception {
         Sandbox sandbox = backend.acquire(key, SPEC);
