@@ -4,6 +4,8 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -117,7 +119,7 @@ public final class SandboxedTool {
         ToolCall call = new ToolCall(this);
         boolean cancelled = false;
         try {
-            return body.call(call, Map.copyOf(arguments));
+            return body.call(call, Collections.unmodifiableMap(new LinkedHashMap<>(arguments)));
         } catch (ToolRefusal refusal) {
             return ToolResult.error(refusal.sentence());
         } catch (SandboxInterrupted interrupted) {
