@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.WeakHashMap;
+import java.util.LinkedHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.sandbox4j.core.Command;
@@ -57,13 +57,29 @@ final class CodeActBody implements ToolBody {
     static final String COULD_NOT_RUN = "Error: could not run the program in the sandbox.";
     static final String NOT_SAVED = "Error: the program ran, but its outputs could not be saved.";
 
+    /** How many conversations' runtime answers are remembered. */
+    static final int REMEMBERED_CONVERSATIONS = 4096;
+
     /** Bound on asking the guest whether it has an interpreter. */
     static final Duration RUNTIME_CHECK_TIMEOUT = Duration.ofSeconds(30);
 
     private final CodeActConfig config;
     private final Optional<HostToolPath> hostTools;
-    /** Per sandbox handle, each language's answer: asked once, remembered while the handle lives. */
-    private final Map<Sandbox, Map<Language, Boolean>> runtimes = Collections.synchronizedMap(new WeakHashMap<>());
+    /**
+     * Each conversation's answer per language: asked once, then remembered. Keyed by the
+     * conversation, not the handle (backends hand out a new handle per acquire); one tool has one
+     * spec, so a replaced sandbox has the same image and the same interpreters. Bounded, least
+     * recently used first out.
+     */
+    private final Map<SandboxKey, Map<Language, Boolean>> runtimes = Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, true) {
+                private static final long serialVersionUID = 1L;
+
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<SandboxKey, Map<Language, Boolean>> eldest) {
+                    return size() > REMEMBERED_CONVERSATIONS;
+                }
+            });
 
     CodeActBody(CodeActConfig config) {
         this.config = config;
@@ -93,7 +109,7 @@ final class CodeActBody implements ToolBody {
         Sandbox sandbox = call.acquire(key);
         String workDir = config.spec().workDirIn(sandbox);
         String callDir = call.callDirectory(sandbox);
-        requireRuntime(call, sandbox, language);
+        requireRuntime(call, key, sandbox, language);
 
         String filesPrefix = call.callId() + "/" + (hostTools.isPresent() ? HostToolPath.WORK_DIRECTORY + "/" : "");
         ExecResult result;
@@ -156,8 +172,8 @@ final class CodeActBody implements ToolBody {
         return files;
     }
 
-    private void requireRuntime(ToolCall call, Sandbox sandbox, Language language) {
-        Map<Language, Boolean> known = runtimes.computeIfAbsent(sandbox, s -> new ConcurrentHashMap<>());
+    private void requireRuntime(ToolCall call, SandboxKey key, Sandbox sandbox, Language language) {
+        Map<Language, Boolean> known = runtimes.computeIfAbsent(key, k -> new ConcurrentHashMap<>());
         Boolean present = known.get(language);
         if (present == null) {
             present = hasCommand(call, sandbox, language.requiredCommand());
