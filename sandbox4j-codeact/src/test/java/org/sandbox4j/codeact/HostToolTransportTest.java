@@ -246,8 +246,12 @@ class HostToolTransportTest {
                 SHORT_TIMEOUT))
                 .isInstanceOfSatisfying(SandboxProgramTimeout.class, timeout -> {
                     assertThat(timeout.outputSoFar()).contains("children started");
-                    // Each bubblewrap command has its own PID namespace: ending the launcher ends them all.
+                    // Each bubblewrap command has its own PID namespace: a kill sent from a fresh command
+                    // cannot reach the program, and ending the launcher's command ends it and its children.
+                    assertThat(timeout.outcome()).isEqualTo(SandboxProgramTimeout.Outcome.REFUSED);
+                    assertThat(timeout.reach()).isEmpty();
                     assertThat(timeout.launcherEnded()).isTrue();
+                    assertThat(timeout.getMessage()).contains("the command that launched it was ended");
                     assertThat(timeout.getMessage()).contains("did not finish within 4 seconds");
                 });
 
