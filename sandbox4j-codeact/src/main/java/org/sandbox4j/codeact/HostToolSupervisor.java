@@ -229,6 +229,8 @@ final class HostToolSupervisor {
         private int answered;
         private int window = 1;
         private boolean stoppedReading;
+        /** Set when the launcher's command failed after starting the program. */
+        private boolean launcherLost;
         /** Set once the program has been stopped or seen to finish, so the cleanup does not stop it again. */
         private boolean settled;
 
@@ -326,17 +328,40 @@ final class HostToolSupervisor {
                     // Its own bound is later than the run's; the loop's deadline handles this.
                     return Optional.empty();
                 }
+                if (launcherLostAfterStart(ErrorDetail.of(e.getCause()))) {
+                    return Optional.empty();
+                }
                 throw propagate(e.getCause());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new SandboxInterrupted("interrupted while supervising a host-tool run", e);
             }
-            if (result.exitCode() == 0) {
+            if (result.exitCode() == 0 || launcherLostAfterStart("it exited " + result.exitCode())) {
                 return Optional.empty();
             }
             String stderr = result.stderrText().isBlank() ? LAUNCHER_FAILED : result.stderrText();
             return Optional.of(new ExecResult(result.stdout(), stderr.getBytes(StandardCharsets.UTF_8),
                     result.exitCode(), elapsed()));
+        }
+
+        /**
+         * Whether a launcher that ended badly had started the program first. A backend may drop a long
+         * command (a remote exec with a time limit) while the program, detached in a session of its own,
+         * runs on: supervision then goes on through the files alone.
+         */
+        private boolean launcherLostAfterStart(String how) {
+            if (!launcherLost && programStarted()) {
+                launcherLost = true;
+                LOG.log(Level.WARNING, "the launcher's command ended badly after it started the program ("
+                        + how + "); supervising through the files");
+            }
+            return launcherLost;
+        }
+
+        /** Whether the launcher got as far as starting the program: it announced a session or a pid was recorded. */
+        private boolean programStarted() {
+            return madeSession() || bounded("looking for the pid file", deadline,
+                    () -> sandbox.stat(layout.pid(), layout.directory())).isPresent();
         }
 
         /** Whether the launcher announced a session: only its own stdout counts, never the guest's session file. */
@@ -633,6 +658,7 @@ final class HostToolSupervisor {
         private boolean signal(String target) {
             Command kill = Command.shell("kill -KILL " + PosixShell.quote(target) + " 2>/dev/null");
             try {
+                // The exec's own bound is the grace too: its SandboxTimeoutException means that grace ran out.
                 ExecResult result = bounded("signalling the program", System.nanoTime() + GRACE.toNanos(),
                         () -> sandbox.exec(kill, ExecOptions.in(layout.directory(), GRACE)));
                 return result.exitCode() == 0;
@@ -748,10 +774,6 @@ final class HostToolSupervisor {
                 future.cancel(true);
                 throw new Stalled(call);
             } catch (ExecutionException e) {
-                if (e.getCause() instanceof SandboxTimeoutException && !(e.getCause() instanceof SandboxProgramTimeout)) {
-                    // An exec bounded by this same instant: the run's time ran out, not the backend's.
-                    throw new Stalled(call);
-                }
                 throw propagate(e.getCause());
             } catch (InterruptedException e) {
                 future.cancel(true);
