@@ -506,6 +506,69 @@ class HostToolTransportTest {
         assertThat(HostToolSupervisor.reclaimRun(sandbox, layout)).isTrue();
     }
 
+    @Test
+    void aRunWhoseUploadCannotFinishBeforeTheDeadlineNeverStartsALauncher() {
+        GuestRunLayout layout = freshLayout(Language.PYTHON);
+
+        assertThatThrownBy(() -> supervise(Language.PYTHON, registryWithLookup(new AtomicInteger()), layout,
+                "print('never')", Duration.ofNanos(1)))
+                .isInstanceOfSatisfying(SandboxProgramTimeout.class, timeout -> {
+                    assertThat(timeout.outcome()).isEqualTo(SandboxProgramTimeout.Outcome.ABSENT);
+                    assertThat(timeout.launcherEnded()).isFalse();
+                    assertThat(timeout.getMessage()).contains("did not start").contains("no launcher ran")
+                            .contains("No output was read");
+                });
+        assertTransportReclaimed(layout);
+    }
+
+    @Test
+    void nonUtf8OutputIsRepairedAndTheExitCodeComesBack() {
+        Run run = run(Language.PYTHON, registryWithLookup(new AtomicInteger()), """
+                import sys
+                sys.stdout.buffer.write(b"caf\\xc3\\xa9 \\xff\\n")
+                sys.stdout.flush()
+                print("to stderr", file=sys.stderr)
+                sys.exit(42)
+                """, RUN_TIMEOUT);
+
+        assertThat(run.result.exitCode()).isEqualTo(42);
+        assertThat(run.result.stdoutText()).isEqualTo("café \uFFFD\nto stderr\n");
+        assertThat(run.result.stderrText()).isEmpty();
+        assertTransportReclaimed(run.layout);
+    }
+
+    @Test
+    void aGuestThatTurnsTheCallsDirectoryIntoALinkEndsTheRunAndIsStillCleanedUp() {
+        GuestRunLayout layout = freshLayout(Language.PYTHON);
+        String program = """
+                import os, time
+                import sandbox4j_host_tools as tools
+                os.symlink("/etc", os.path.join(os.path.dirname(tools.__file__), "host_tool_calls"))
+                while True:
+                    with open("heartbeat", "a") as beat:
+                        beat.write("beat\\n")
+                    time.sleep(0.1)
+                """;
+        long started = System.nanoTime();
+
+        assertThatThrownBy(() -> supervise(Language.PYTHON, registryWithLookup(new AtomicInteger()), layout, program,
+                RUN_TIMEOUT)).isInstanceOf(org.sandbox4j.core.SandboxPathNotConfined.class);
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(RUN_TIMEOUT);
+        assertTransportReclaimed(layout);
+        long beats = size(layout.work() + "/heartbeat");
+        assertThat(beats).isPositive();
+        try {
+            Thread.sleep(600);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        assertThat(size(layout.work() + "/heartbeat")).as("the program was stopped").isEqualTo(beats);
+        assertThat(sandbox.exec(Command.argv("test", "-d", "/etc"), ExecOptions.in(workDir, Duration.ofSeconds(30)))
+                .exitCode()).isZero();
+        assertThat(HostToolSupervisor.reclaimRun(sandbox, layout)).isTrue();
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private record Run(GuestRunLayout layout, ExecResult result) {
