@@ -76,8 +76,11 @@ final class HostToolSupervisor {
     /** Bound on removing {@code T}. */
     static final Duration RECLAIM_GRACE = Duration.ofSeconds(10);
     /**
-     * The most a run can overrun its timeout by, tool bodies aside: a response write, then the final
-     * output read, the pid lookup and the signal, each with a fresh {@link #GRACE}, then the reclaim.
+     * The reference's bound on how far a run overruns its timeout, tool bodies aside: a response
+     * write, then the final output read, the pid lookup and the signal, each with a fresh
+     * {@link #GRACE}, then the reclaim. Not counted, as in the reference: the last look for the exit
+     * marker and the session-file read (a {@link #GRACE} each); and, in this port, waiting for the
+     * ended launcher's exec to return (one more {@link #GRACE}).
      */
     static final Duration WORST_CASE_OVERHEAD = GRACE.plus(GRACE.multipliedBy(3)).plus(RECLAIM_GRACE);
     /** How often the host looks for requests and the exit marker by default. */
