@@ -40,7 +40,7 @@ import org.sandbox4j.core.tool.SandboxedTool;
  * }</pre>
  *
  * <p>The spec is derived, never guessed: it requires {@code exec} and {@code files_in}, plus
- * {@code files_out} when outputs or host tools are wired (and {@code host_tools} with host tools);
+ * {@code files_out} when outputs or host tools are wired;
  * egress is {@code closed}, or {@code allowlist} when the deployment names hosts — never
  * {@code unrestricted}.
  */
@@ -57,6 +57,13 @@ public final class CodeAct {
 
     /** The most a program may print (both streams together) before it is stopped. */
     public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
+    /*
+     * Host tools need no capability beyond exec, files_in and files_out. The reference also requires
+     * host_tools, which asserts that a process started by one exec outlives it; this transport holds
+     * the launching exec open for the whole run instead, so it works on backends where each exec is
+     * its own process namespace (bubblewrap) as well as on those where processes outlive an exec.
+     */
 
     /** Files one call may hand back, unless the host says otherwise. */
     public static final int DEFAULT_MAX_OUTPUT_FILES = 8;
@@ -273,9 +280,6 @@ public final class CodeAct {
             Set<Capability> requires = EnumSet.of(Capability.EXEC, Capability.FILES_IN);
             if (outputs != OutputMode.NONE || withHostTools) {
                 requires.add(Capability.FILES_OUT);
-            }
-            if (withHostTools) {
-                requires.add(Capability.HOST_TOOLS);
             }
             SandboxSpec.Builder spec = SandboxSpec.builder(KIND)
                     .workDir(workDir)

@@ -77,7 +77,7 @@ class CodeActShapeTest {
         assertThat(allow.egressAllow()).containsExactly("pypi.org", "*.pythonhosted.org");
 
         SandboxSpec tools = codeAct(everything()).hostTools(oneHostTool()).spec();
-        assertThat(tools.requires()).contains(Capability.HOST_TOOLS, Capability.FILES_OUT);
+        assertThat(tools.requires()).containsExactlyInAnyOrder(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT);
         assertThat(tools.identities()).isNotEmpty();
     }
 
