@@ -228,6 +228,20 @@ public final class CodeAct {
                 return Optional.empty();
             }
             CodeActConfig config = derive();
+            return Optional.of(bind(config));
+        }
+
+        /**
+         * The same tool for a host program: each run answers with the program's own streams and exit
+         * code beside the model's text. Validates as {@link #build()} does.
+         *
+         * @return the runner, or empty when no backend is configured
+         */
+        public Optional<CodeActRunner> buildRunner() {
+            return build().map(CodeActRunner::new);
+        }
+
+        private SandboxTool bind(CodeActConfig config) {
             CodeActBody body = new CodeActBody(config);
             return SandboxedTool.builder(TOOL_NAME, config.spec())
                     .router(router)
@@ -240,7 +254,8 @@ public final class CodeAct {
                     .onReclaimFailure(onReclaimFailure)
                     .logger(logger)
                     .body(body)
-                    .build();
+                    .build()
+                    .orElseThrow(); // the router has a backend: checked above
         }
 
         private CodeActConfig derive() {

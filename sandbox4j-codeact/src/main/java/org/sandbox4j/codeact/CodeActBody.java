@@ -86,8 +86,30 @@ final class CodeActBody implements ToolBody {
         this.hostTools = config.hostTools().map(registry -> new HostToolPath(registry, config));
     }
 
+    /**
+     * The call as {@link ToolBody} sees it: {@link #run}, reduced to the model's text. While a
+     * {@link CodeActRunner} waits on this thread, it is also told the structured outcome, or the
+     * refusal that ended the call.
+     */
     @Override
     public ToolResult call(ToolCall call, Map<String, Object> arguments) {
+        CodeActRunner.Observation observer = CodeActRunner.observer();
+        try {
+            CodeActOutcome outcome = run(call, arguments);
+            if (observer != null) {
+                observer.outcome(outcome);
+            }
+            return outcome.result();
+        } catch (RuntimeException failure) {
+            if (observer != null) {
+                observer.failure(failure);
+            }
+            throw failure;
+        }
+    }
+
+    /** One call, in the order the class documentation gives; refusals are thrown as {@link ToolRefusal}. */
+    CodeActOutcome run(ToolCall call, Map<String, Object> arguments) {
         CallArguments request = CallArguments.parse(arguments, config);
         SandboxKey key = call.key();
         Language language = request.language();
@@ -124,9 +146,15 @@ final class CodeActBody implements ToolBody {
 
         String report = ProgramReport.of(result);
         if (result.exitCode() != 0 || config.outputs() == OutputMode.NONE) {
-            return ToolResult.ok(report);
+            return CodeActOutcome.ran(report, result);
         }
-        return save(call, sandbox, filesPrefix, request.outputs(), report);
+        Saved saved = save(call, sandbox, filesPrefix, request.outputs());
+        return saved.problem()
+                .map(problem -> new CodeActOutcome(ToolResult.error(report + "\n" + problem), Optional.of(result),
+                        saved.landed(), saved.notWritten(), Optional.of(problem)))
+                .orElseGet(() -> new CodeActOutcome(ToolResult.ok(saved.landed().isEmpty() && saved.notWritten().isEmpty()
+                        ? report : report + "\n" + ProgramReport.saved(saved.landed(), saved.notWritten())),
+                        Optional.of(result), saved.landed(), saved.notWritten(), Optional.empty()));
     }
 
     private Set<String> reservedNames(Language language) {
@@ -245,7 +273,17 @@ final class CodeActBody implements ToolBody {
                 + "process it started.";
     }
 
-    private ToolResult save(ToolCall call, Sandbox sandbox, String prefix, List<String> declared, String report) {
+    /** What saving a successful program's outputs came to: what landed, what it did not write, or why nothing could. */
+    record Saved(List<LandedArtifact> landed, List<String> notWritten, Optional<String> problem) {
+
+        static final Saved NOTHING = new Saved(List.of(), List.of(), Optional.empty());
+
+        static Saved failed(String problem) {
+            return new Saved(List.of(), List.of(), Optional.of(problem));
+        }
+    }
+
+    private Saved save(ToolCall call, Sandbox sandbox, String prefix, List<String> declared) {
         OutputSink sink = config.outputSink().orElseThrow();
         SandboxSpec spec = config.spec();
         List<String> names = declared;
@@ -253,13 +291,13 @@ final class CodeActBody implements ToolBody {
             if (config.outputs() == OutputMode.MANIFEST) {
                 Manifest manifest = Manifest.read(sandbox, spec, prefix);
                 if (manifest.names().isEmpty()) {
-                    return ToolResult.ok(report);
+                    return Saved.NOTHING;
                 }
                 names = manifest.names();
                 spec = manifest.remainingCaps(spec);
             }
             if (names.isEmpty()) {
-                return ToolResult.ok(report);
+                return Saved.NOTHING;
             }
             List<DeclaredOutput> outputs = names.stream()
                     .map(name -> DeclaredOutput.land(prefix + name).named(name).optional()).toList();
@@ -269,22 +307,22 @@ final class CodeActBody implements ToolBody {
             NameNormalization normalization = sink.normalization();
             List<String> notWritten = names.stream()
                     .filter(name -> !landedNames.contains(ArtifactNames.deliveredName(name, normalization))).toList();
-            return ToolResult.ok(report + "\n" + ProgramReport.saved(landed, notWritten));
+            return new Saved(List.copyOf(landed), notWritten, Optional.empty());
         } catch (ToolRefusal refusal) {
-            return ToolResult.error(report + "\n" + refusal.sentence());
+            return Saved.failed(refusal.sentence());
         } catch (SandboxLandingFailed landing) {
             call.logger().log(Level.WARNING, () -> call.toolName() + ": landing failed: " + ErrorDetail.of(landing));
-            return ToolResult.error(report + "\nError: the outputs could not all be saved; some may have been saved "
-                    + "before the failure.");
+            return Saved.failed("Error: the outputs could not all be saved; some may have been saved before the "
+                    + "failure.");
         } catch (SandboxOutputException refused) {
             // Library-authored sentences about names, sizes and caps: fit for the model, and the fix is its to make.
-            return ToolResult.error(report + "\nNothing was saved: " + refused.getMessage());
+            return Saved.failed("Nothing was saved: " + refused.getMessage());
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (RuntimeException failure) {
             call.logger().log(Level.WARNING, () -> call.toolName() + ": saving outputs failed: "
                     + ErrorDetail.of(failure));
-            return ToolResult.error(report + "\n" + NOT_SAVED);
+            return Saved.failed(NOT_SAVED);
         }
     }
 
