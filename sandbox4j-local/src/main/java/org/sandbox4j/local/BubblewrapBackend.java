@@ -29,7 +29,10 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxInventory;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxListing;
+import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
@@ -56,7 +59,7 @@ import org.sandbox4j.egress.EgressProxy;
  * {@code cgroup.kill}) where the host lets this user write them, else with rlimits per launch;
  * {@link #diagnostics()} says which.
  */
-public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
+public final class BubblewrapBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
 
     /** The backend's name unless the builder gives another. */
     public static final String DEFAULT_NAME = "bubblewrap";
@@ -204,6 +207,17 @@ public final class BubblewrapBackend implements SandboxBackend, AutoCloseable {
     @Override
     public int disposeScope(String scope, String threadId) {
         return sandboxes.disposeScope(scope, threadId);
+    }
+
+    /** The sandboxes under this backend's state root for {@code query}, whichever process made them. */
+    @Override
+    public List<SandboxListing> list(SandboxQuery query) {
+        return sandboxes.list(Objects.requireNonNull(query, "query"));
+    }
+
+    @Override
+    public int dispose(SandboxQuery query) {
+        return sandboxes.dispose(Objects.requireNonNull(query, "query"));
     }
 
     /**

@@ -5,12 +5,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.List;
 import java.util.function.Consumer;
 import org.sandbox4j.core.ErrorDetail;
 import org.sandbox4j.core.KeyDigest;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxListing;
+import org.sandbox4j.core.SandboxQuery;
 
 /**
  * The lifecycle every local backend shares: sandboxes made or adopted under a lock, disposed of
@@ -74,6 +77,24 @@ final class LocalSandboxes {
         int removed = 0;
         for (SandboxRecord record : store.records()) {
             if (record.belongsTo(scope, threadId) && dispose(record.id())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    /** The sandboxes the state root holds for {@code query}, oldest first. */
+    List<SandboxListing> list(SandboxQuery query) {
+        return store.records().stream().filter(record -> record.matches(query))
+                .sorted(Comparator.comparing(SandboxRecord::createdAt).thenComparing(SandboxRecord::id))
+                .map(record -> record.listing(backendName, query, store.recordWritten(record.id()))).toList();
+    }
+
+    /** Disposes of every sandbox {@link #list} would return. */
+    int dispose(SandboxQuery query) {
+        int removed = 0;
+        for (SandboxRecord record : store.records()) {
+            if (record.matches(query) && dispose(record.id())) {
                 removed++;
             }
         }

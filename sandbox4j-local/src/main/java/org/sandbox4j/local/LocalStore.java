@@ -13,6 +13,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -142,6 +143,15 @@ final class LocalStore {
                     + ErrorDetail.of(e));
         }
         return found;
+    }
+
+    /** When the sandbox's record was last written: at its last acquire or lease renewal. */
+    Optional<Instant> recordWritten(String id) {
+        try {
+            return Optional.of(Files.getLastModifiedTime(directory(id).resolve(SandboxRecord.FILE_NAME)).toInstant());
+        } catch (IOException e) {
+            return Optional.empty();
+        }
     }
 
     /** Leftovers of builds and removals a crash interrupted. */

@@ -25,7 +25,10 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxInventory;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxListing;
+import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
 
 /**
@@ -51,7 +54,7 @@ import org.sandbox4j.core.SandboxSpec;
  * {@link Sandbox#relocatedWorkDir()} returns it, and callers pass
  * {@link SandboxSpec#workDirIn(Sandbox)} to file methods and exec.
  */
-public final class ProcessBackend implements SandboxBackend {
+public final class ProcessBackend implements SandboxBackend, SandboxInventory {
 
     /** The backend's name unless the builder gives another. */
     public static final String DEFAULT_NAME = "process";
@@ -160,6 +163,17 @@ public final class ProcessBackend implements SandboxBackend {
     @Override
     public int disposeScope(String scope, String threadId) {
         return sandboxes.disposeScope(scope, threadId);
+    }
+
+    /** The sandboxes under this backend's state root for {@code query}, whichever process made them. */
+    @Override
+    public List<SandboxListing> list(SandboxQuery query) {
+        return sandboxes.list(Objects.requireNonNull(query, "query"));
+    }
+
+    @Override
+    public int dispose(SandboxQuery query) {
+        return sandboxes.dispose(Objects.requireNonNull(query, "query"));
     }
 
     /** As {@link BubblewrapBackend#reapAbandoned()}. */

@@ -16,6 +16,8 @@ import java.util.Properties;
 import java.util.UUID;
 import org.sandbox4j.core.KeyDigest;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxListing;
+import org.sandbox4j.core.SandboxQuery;
 
 /**
  * Who owns one local sandbox, as a properties file beside its workspace, so another process (a
@@ -74,6 +76,18 @@ record SandboxRecord(String id, String scopeHash, String threadHash, String agen
 
     boolean belongsTo(String scope, String threadId) {
         return scopeHash.equals(KeyDigest.sha256Hex(scope)) && threadHash.equals(KeyDigest.sha256Hex(threadId));
+    }
+
+    /** Whether this sandbox is one {@code query} asks for. */
+    boolean matches(SandboxQuery query) {
+        return scopeHash.equals(KeyDigest.sha256Hex(query.scope()))
+                && query.threadId().map(thread -> threadHash.equals(KeyDigest.sha256Hex(thread))).orElse(true);
+    }
+
+    /** What {@code ls} shows of this record, for {@code query} (which knew the scope and maybe the thread). */
+    SandboxListing listing(String backendName, SandboxQuery query, Optional<Instant> lastUsed) {
+        return new SandboxListing(backendName, id, Optional.of(kind), query.scope(), query.threadId(),
+                threadHash.substring(0, SandboxListing.THREAD_DIGEST_HEX), Optional.of(createdAt), lastUsed);
     }
 
     boolean belongsTo(SandboxKey key) {
