@@ -1,0 +1,91 @@
+package org.sandbox4j.cli;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import org.sandbox4j.codeact.CodeAct;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ExecStream;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxSpec;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code sandbox4j exec -- ARGV…}: a raw command in the work dir of the sandbox {@code run} uses
+ * for the same thread (the same spec), never through a shell. Output streams as it arrives.
+ */
+@picocli.CommandLine.Command(name = "exec", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Run a command (an argv, never a shell line) in a sandbox's work dir: the sandbox 'run' uses "
+                + "for the same --thread. Standard input is passed on when it is not a terminal.")
+final class ExecCommand implements Callable<Integer> {
+
+    @ParentCommand
+    Sandbox4jCommand root;
+
+    @Mixin
+    SandboxOptions sandbox = new SandboxOptions();
+
+    @Parameters(arity = "1..*", paramLabel = "ARGV", description = "The command and its arguments, after --.")
+    List<String> argv;
+
+    @Override
+    public Integer call() {
+        byte[] stdin = stdin();
+        try (Session session = Session.open(root, sandbox)) {
+            SandboxSpec spec;
+            try {
+                spec = CodeAct.builder(session.router(), Session.AGENT, session.context())
+                        .egressAllow(session.allow()).spec();
+                session.router().ensureCanServe(spec);
+            } catch (IllegalArgumentException wrong) {
+                throw CliFailure.usage(wrong.getMessage());
+            } catch (SandboxException refused) {
+                throw Failures.of(refused);
+            }
+            session.console().progress("preparing a " + session.backend().name() + " sandbox…");
+            try {
+                Sandbox box = session.router().acquire(session.key(), spec);
+                ExecOptions options = ExecOptions.in(spec.workDirIn(box), session.timeout())
+                        .withListener(ExecCommand::relay);
+                if (stdin.length > 0) {
+                    options = options.withStdin(stdin);
+                }
+                ExecResult result = box.exec(Command.argv(argv), options);
+                System.out.flush();
+                System.err.flush();
+                return result.exitCode();
+            } catch (IllegalArgumentException wrong) {
+                throw CliFailure.usage(wrong.getMessage());
+            } catch (SandboxException failure) {
+                throw Failures.of(failure);
+            }
+        }
+    }
+
+    /** Output as it arrives, each stream to its own; one writer at a time per stream. */
+    private static void relay(ExecStream stream, byte[] chunk) {
+        PrintStream target = stream == ExecStream.STDERR ? System.err : System.out;
+        synchronized (target) {
+            target.write(chunk, 0, chunk.length);
+            target.flush();
+        }
+    }
+
+    private static byte[] stdin() {
+        if (Terminal.isTerminal(Terminal.STDIN)) {
+            return new byte[0];
+        }
+        try {
+            return System.in.readAllBytes();
+        } catch (IOException e) {
+            throw CliFailure.usage("cannot read standard input: " + e.getMessage());
+        }
+    }
+}

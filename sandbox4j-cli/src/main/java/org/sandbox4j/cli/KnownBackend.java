@@ -1,0 +1,124 @@
+package org.sandbox4j.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.local.BubblewrapBackend;
+import org.sandbox4j.local.ProcessBackend;
+import org.sandbox4j.sbx.SbxBackend;
+import org.sandbox4j.sbx.SbxConfig;
+
+/** Every backend the command knows, by the name {@code --backend} takes. */
+enum KnownBackend {
+
+    BUBBLEWRAP(BubblewrapBackend.DEFAULT_NAME, Isolation.CONTAINER, "bwrap",
+            "install bubblewrap: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora), "
+                    + "pacman -S bubblewrap (Arch); ./sandbox4j installs it itself when it runs as root with apt-get"),
+    PROCESS(ProcessBackend.DEFAULT_NAME, Isolation.OS_PROCESS, "setsid",
+            "install util-linux (setsid): apt-get install util-linux"),
+    SBX(SbxConfig.DEFAULT_NAME, Isolation.MICROVM, SbxConfig.DEFAULT_SBX,
+            "install Docker Sandboxes (sbx): macOS brew install docker/tap/sbx, Windows winget install -h Docker.sbx, "
+                    + "Ubuntu the docker-sbx apt package; then sbx login. It boots a microVM per sandbox, so it needs "
+                    + "hardware virtualisation (/dev/kvm on Linux)");
+
+    /** The backend {@code run} and {@code exec} use unless told otherwise. */
+    static final KnownBackend DEFAULT = BUBBLEWRAP;
+
+    /** Where a Linux host exposes hardware virtualisation. */
+    static final Path KVM = Path.of("/dev/kvm");
+
+    private final String wire;
+    private final Isolation isolation;
+    private final String program;
+    private final String install;
+
+    KnownBackend(String wire, Isolation isolation, String program, String install) {
+        this.wire = wire;
+        this.isolation = isolation;
+        this.program = program;
+        this.install = install;
+    }
+
+    String wire() {
+        return wire;
+    }
+
+    /** The rung the backend declares. */
+    Isolation isolation() {
+        return isolation;
+    }
+
+    /** The host program it cannot work without. */
+    String program() {
+        return program;
+    }
+
+    /** How to get that program. */
+    String install() {
+        return install;
+    }
+
+    static KnownBackend parse(String value) {
+        String wanted = value.strip().toLowerCase(Locale.ROOT);
+        return Arrays.stream(values()).filter(backend -> backend.wire.equals(wanted)).findFirst()
+                .orElseThrow(() -> CliFailure.usage("unknown backend '" + value + "'; choose one of " + names()));
+    }
+
+    static List<String> names() {
+        return Arrays.stream(values()).map(KnownBackend::wire).toList();
+    }
+
+    /**
+     * Builds the backend, which checks that it can work here.
+     *
+     * @param stateDir where the local backends keep their sandboxes (and sbx its workspaces);
+     *                 empty means each backend's default
+     * @throws CliFailure {@link ExitCodes#UNAVAILABLE} naming what is missing and how to get it
+     */
+    SandboxBackend open(Optional<Path> stateDir, Map<String, String> environment) {
+        Optional<Path> binary = HostCommands.find(program, environment);
+        if (binary.isEmpty()) {
+            throw CliFailure.unavailable("backend '" + wire + "' is unavailable: '" + program + "' is not on PATH; "
+                    + install);
+        }
+        try {
+            return switch (this) {
+                case BUBBLEWRAP -> {
+                    BubblewrapBackend.Builder builder = BubblewrapBackend.builder();
+                    stateDir.ifPresent(builder::stateRoot);
+                    yield builder.build();
+                }
+                case PROCESS -> {
+                    ProcessBackend.Builder builder = ProcessBackend.builder();
+                    stateDir.ifPresent(builder::stateRoot);
+                    yield builder.build();
+                }
+                case SBX -> {
+                    SbxConfig.Builder builder = SbxConfig.builder().sbxPath(binary.get().toString());
+                    stateDir.ifPresent(dir -> builder.workspaceRoot(dir.resolve("sbx-workspaces")));
+                    yield new SbxBackend(builder.build());
+                }
+            };
+        } catch (SandboxException | IllegalArgumentException e) {
+            throw CliFailure.unavailable("backend '" + wire + "' is unavailable: " + e.getMessage());
+        }
+    }
+
+    /** Whether this host lacks what the backend needs besides its program (for sbx: hardware virtualisation). */
+    Optional<String> missingHostFeature() {
+        if (this == SBX && System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux")
+                && !Files.exists(KVM)) {
+            return Optional.of(KVM + " (hardware virtualisation): run on bare metal or in a VM with nested "
+                    + "virtualisation");
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,84 @@
+package org.sandbox4j.cli;
+
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+
+import org.sandbox4j.core.Json;
+import org.sandbox4j.core.SandboxListing;
+import org.sandbox4j.core.SandboxQuery;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code sandbox4j ls}: the sandboxes the backends' own records hold, for a scope or one thread. */
+@Command(name = "ls", mixinStandardHelpOptions = true,
+        description = "List the sandboxes the backends' own records hold (not this process's memory) for a scope, "
+                + "or one --thread of it.")
+final class LsCommand implements Callable<Integer> {
+
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss")
+            .withZone(ZoneId.systemDefault());
+
+    @ParentCommand
+    Sandbox4jCommand root;
+
+    @Mixin
+    ConversationOptions conversation = new ConversationOptions();
+
+    @Option(names = "--json", description = "Answer as a JSON array.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        SandboxQuery query = Inventories.query(root, conversation);
+        List<SandboxListing> listings = new ArrayList<>();
+        for (Inventories.Opened opened : Inventories.open(root)) {
+            try (opened) {
+                listings.addAll(opened.inventory().list(query));
+            }
+        }
+        if (json) {
+            System.out.println(listings.stream().map(LsCommand::json).collect(Collectors.joining(",", "[", "]")));
+        } else if (listings.isEmpty()) {
+            root.console().warn("no sandboxes for scope '" + query.scope() + "'"
+                    + query.threadId().map(thread -> ", thread '" + thread + "'").orElse(""));
+        } else {
+            String format = "%-11s %-36s %-9s %-14s %-19s %s%n";
+            System.out.printf(format, "BACKEND", "SANDBOX", "KIND", "THREAD", "CREATED", "LAST USED");
+            for (SandboxListing listing : listings) {
+                System.out.printf(format, listing.backend(), listing.id(), listing.kind().orElse("-"), thread(listing),
+                        time(listing.createdAt()), time(listing.lastUsed()));
+            }
+        }
+        System.out.flush();
+        return ExitCodes.OK;
+    }
+
+    /** The thread as given, else its digest: records keep labels only as digests. */
+    private static String thread(SandboxListing listing) {
+        return listing.threadId().orElse("#" + listing.threadDigest());
+    }
+
+    private static String time(Optional<Instant> instant) {
+        return instant.map(at -> TIME.format(at.truncatedTo(ChronoUnit.SECONDS))).orElse("-");
+    }
+
+    private static String json(SandboxListing listing) {
+        return "{\"backend\":" + Json.quote(listing.backend())
+                + ",\"id\":" + Json.quote(listing.id())
+                + ",\"kind\":" + listing.kind().map(Json::quote).orElse("null")
+                + ",\"scope\":" + Json.quote(listing.scope())
+                + ",\"thread\":" + listing.threadId().map(Json::quote).orElse("null")
+                + ",\"threadDigest\":" + Json.quote(listing.threadDigest())
+                + ",\"createdAt\":" + listing.createdAt().map(at -> Json.quote(at.toString())).orElse("null")
+                + ",\"lastUsed\":" + listing.lastUsed().map(at -> Json.quote(at.toString())).orElse("null") + "}";
+    }
+}

@@ -1,0 +1,96 @@
+package org.sandbox4j.cli;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Locale;
+
+import org.sandbox4j.codeact.CodeAct;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.egress.EgressPolicy;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** Where {@code run} and {@code exec} run: backend, floor, egress, timeout, conversation. */
+final class SandboxOptions {
+
+    @Option(names = "--backend", paramLabel = "NAME",
+            description = "bubblewrap (default), process or sbx (env SANDBOX4J_BACKEND).")
+    String backend;
+
+    @Option(names = "--floor", paramLabel = "RUNG",
+            description = "The weakest isolation allowed: none, runtime, os_process, container, hardened_container, "
+                    + "microvm (default, as the library's router) or vm (env SANDBOX4J_FLOOR).")
+    String floor;
+
+    @Option(names = "--allow", paramLabel = "RULE",
+            description = "A host the program may reach through the egress proxy: host, *.suffix or an IP literal, "
+                    + "each with an optional :port (repeatable; env SANDBOX4J_ALLOW). Without any, no network.")
+    List<String> allow;
+
+    @Option(names = "--timeout", paramLabel = "DURATION",
+            description = "How long the program may run: 90, 90s, 2m, 1h (env SANDBOX4J_TIMEOUT; default 120s).")
+    String timeout;
+
+    @Mixin
+    ConversationOptions conversation = new ConversationOptions();
+
+    KnownBackend backend(Configuration configuration) {
+        return configuration.value(Setting.BACKEND, backend).map(KnownBackend::parse).orElse(KnownBackend.DEFAULT);
+    }
+
+    Isolation floor(Configuration configuration) {
+        return configuration.value(Setting.FLOOR, floor).map(value -> {
+            try {
+                return Isolation.parse(value.strip().toLowerCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw CliFailure.usage("'" + value + "' (" + configuration.whereSet(Setting.FLOOR, floor) + ") is not "
+                        + "a rung; the ladder is " + Isolation.ladder());
+            }
+        }).orElse(SandboxRouter.DEFAULT_FLOOR);
+    }
+
+    /** The allowlist, checked against the egress grammar now rather than at the first acquire. */
+    List<String> allow(Configuration configuration) {
+        List<String> rules = configuration.values(Setting.ALLOW, allow);
+        try {
+            EgressPolicy.parse(rules);
+        } catch (IllegalArgumentException e) {
+            throw CliFailure.usage("an --allow rule is not valid: " + e.getMessage());
+        }
+        return rules;
+    }
+
+    Duration timeout(Configuration configuration) {
+        return configuration.value(Setting.TIMEOUT, timeout).map(SandboxOptions::duration)
+                .orElse(CodeAct.DEFAULT_EXEC_TIMEOUT);
+    }
+
+    /** {@code 90}, {@code 90s}, {@code 2m}, {@code 1h}, or ISO-8601 ({@code PT90S}); positive. */
+    static Duration duration(String text) {
+        String value = text.strip().toLowerCase(Locale.ROOT);
+        Duration parsed;
+        try {
+            if (value.startsWith("pt")) {
+                parsed = Duration.parse(value.toUpperCase(Locale.ROOT));
+            } else if (value.endsWith("ms")) {
+                parsed = Duration.ofMillis(Long.parseLong(value.substring(0, value.length() - 2)));
+            } else if (value.endsWith("s")) {
+                parsed = Duration.ofSeconds(Long.parseLong(value.substring(0, value.length() - 1)));
+            } else if (value.endsWith("m")) {
+                parsed = Duration.ofMinutes(Long.parseLong(value.substring(0, value.length() - 1)));
+            } else if (value.endsWith("h")) {
+                parsed = Duration.ofHours(Long.parseLong(value.substring(0, value.length() - 1)));
+            } else {
+                parsed = Duration.ofSeconds(Long.parseLong(value));
+            }
+        } catch (NumberFormatException | DateTimeParseException e) {
+            throw CliFailure.usage("'" + text + "' is not a duration; write 90, 90s, 2m or 1h");
+        }
+        if (parsed.isNegative() || parsed.isZero()) {
+            throw CliFailure.usage("a timeout must be positive, not '" + text + "'");
+        }
+        return parsed;
+    }
+}

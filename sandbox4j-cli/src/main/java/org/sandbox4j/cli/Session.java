@@ -1,0 +1,143 @@
+package org.sandbox4j.cli;
+
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.security.SecureRandom;
+
+import org.sandbox4j.core.CallerContext;
+import org.sandbox4j.core.FileListing;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxBackendNotPermitted;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxRouter;
+
+/**
+ * One invocation of {@code run} or {@code exec}: the backend, a router with the floor, and the
+ * conversation key. A thread the user did not name is this invocation's alone, and its sandbox is
+ * disposed of when the invocation ends; a named thread keeps its sandbox warm for the next one.
+ */
+final class Session implements AutoCloseable {
+
+    /** The agent directory every key of the command carries: run and exec share a thread's sandbox. */
+    static final String AGENT = "sandbox4j-cli";
+    /** Random bytes in a per-invocation thread id. */
+    private static final int THREAD_RANDOM_BYTES = 8;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final SandboxBackend backend;
+    private final SandboxRouter router;
+    private final String scope;
+    private final String thread;
+    private final boolean ownThread;
+    private final Console console;
+    private final Duration timeout;
+    private final List<String> allow;
+
+    private Session(SandboxBackend backend, SandboxRouter router, String scope, String thread, boolean ownThread,
+            Console console, Duration timeout, List<String> allow) {
+        this.backend = backend;
+        this.router = router;
+        this.scope = scope;
+        this.thread = thread;
+        this.ownThread = ownThread;
+        this.console = console;
+        this.timeout = timeout;
+        this.allow = allow;
+    }
+
+    /**
+     * Resolves the settings, builds the backend and the router.
+     *
+     * @throws CliFailure usage (2), backend unavailable (4), or below the floor (3) with the fix
+     */
+    static Session open(Sandbox4jCommand root, SandboxOptions options) {
+        Configuration configuration = root.configuration();
+        Console console = root.console();
+        KnownBackend known = options.backend(configuration);
+        Isolation floor = options.floor(configuration);
+        List<String> allow = options.allow(configuration);
+        Duration timeout = options.timeout(configuration);
+        String scope = options.conversation.scope(configuration);
+        boolean ownThread = options.conversation.thread == null;
+        String thread = ownThread ? "cli-" + HexFormat.of().formatHex(randomBytes()) : options.conversation.thread;
+        if (thread.isBlank()) {
+            throw CliFailure.usage("--thread cannot be blank");
+        }
+        if (!floorAdmits(known, floor)) {
+            // Refuse before building the backend: the answer does not depend on this host.
+            throw CliFailure.refused(Refusals.belowFloor(known, floor, configuration, options.floor));
+        }
+        console.detail("backend " + known.wire() + " (" + known.isolation().wire() + "), floor " + floor.wire()
+                + ", scope '" + scope + "', thread '" + thread + "'" + (ownThread ? " (this invocation's own)" : ""));
+        SandboxBackend backend = known.open(root.stateDirectory(), configuration.environment());
+        SandboxRouter router;
+        try {
+            router = SandboxRouter.builder().backend(backend).minIsolation(floor).build();
+        } catch (SandboxBackendNotPermitted refused) {
+            close(backend);
+            throw CliFailure.refused(Refusals.belowFloor(known, floor, configuration, options.floor));
+        }
+        return new Session(backend, router, scope, thread, ownThread, console, timeout, allow);
+    }
+
+    private static boolean floorAdmits(KnownBackend known, Isolation floor) {
+        return known.isolation().meetsFloor(floor);
+    }
+
+    private static byte[] randomBytes() {
+        byte[] bytes = new byte[THREAD_RANDOM_BYTES];
+        RANDOM.nextBytes(bytes);
+        return bytes;
+    }
+
+    SandboxRouter router() {
+        return router;
+    }
+
+    SandboxBackend backend() {
+        return backend;
+    }
+
+    /** Scope and thread for the tool glue, fixed for this invocation; the CLI shares no host files by listing. */
+    CallerContext context() {
+        return CallerContext.of(() -> scope, () -> thread, FileListing.ALL);
+    }
+
+    SandboxKey key() {
+        return new SandboxKey(scope, thread, AGENT);
+    }
+
+    Console console() {
+        return console;
+    }
+
+    Duration timeout() {
+        return timeout;
+    }
+
+    List<String> allow() {
+        return allow;
+    }
+
+    /** Disposes of this invocation's own sandbox (a named thread's stays warm), then lets the backend go. */
+    @Override
+    public void close() {
+        if (ownThread) {
+            int disposed = router.disposeScope(scope, thread);
+            console.detail("disposed of " + disposed + " sandbox(es) of this invocation's thread");
+        }
+        close(backend);
+    }
+
+    private static void close(SandboxBackend backend) {
+        if (backend instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                // Stopping proxies at exit: nothing left to tell the user.
+            }
+        }
+    }
+}
