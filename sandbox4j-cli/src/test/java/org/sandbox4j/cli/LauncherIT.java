@@ -1,0 +1,31 @@
+package org.sandbox4j.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's first command, through the real {@code ./sandbox4j} launcher, against the jar the
+ * {@code package} phase just built: it must find that jar fresh (no rebuild), run it and print 45.
+ */
+class LauncherIT {
+
+    @Test
+    void theReadmesFirstCommandPrints45() {
+        Path jar = Path.of(System.getProperty("sandbox4j.cli.jar", "target/sandbox4j.jar")).toAbsolutePath();
+        assertThat(jar).as("the runnable jar the package phase builds").exists();
+        Path launcher = jar.getParent().getParent().getParent().resolve("sandbox4j");
+        assertThat(Files.isExecutable(launcher)).as(launcher + " is executable").isTrue();
+        try (CliProcess cli = CliProcess.fresh()) {
+            CliProcess.Result result = cli.runProgram(List.of(launcher.toString(), "run", "--floor", "container", "-e",
+                    "print(sum(range(10)))"), new byte[0]);
+            assertThat(result.exitCode()).as(result.toString()).isZero();
+            assertThat(result.stdout()).isEqualTo("45\n");
+            assertThat(result.stderr()).as("the jar was fresh, so nothing was built").doesNotContain("building");
+        }
+    }
+}
