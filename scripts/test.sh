@@ -64,10 +64,11 @@ provision() {
         /usr/include/seccomp.h:libseccomp-dev
 }
 
-# One closing line over every module's Surefire reports, so the whole run reads as one count.
+# One closing line over every module's Surefire and Failsafe reports, so the whole run reads as one count.
 summarize() {
     local reports
-    reports=$(find . -path '*/target/surefire-reports/TEST-*.xml' -newer "$started" 2>/dev/null)
+    reports=$(find . \( -path '*/target/surefire-reports/TEST-*.xml' -o -path '*/target/failsafe-reports/TEST-*.xml' \) \
+        -newer "$started" 2>/dev/null)
     [ -n "$reports" ] || { say "no test reports were written"; return 0; }
     local total failed errored skipped
     # shellcheck disable=SC2086
