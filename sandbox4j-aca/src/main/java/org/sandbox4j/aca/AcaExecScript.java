@@ -1,0 +1,151 @@
+package org.sandbox4j.aca;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import org.sandbox4j.core.PosixShell;
+
+/**
+ * The guest-side wrapper every exec runs in, because {@code executeShellCommand} returns its
+ * streams as JSON text (not bytes), takes no stdin and kills nothing on a client timeout. The
+ * wrapper (a fixed script, its inputs passed as quoted positional parameters):
+ * <ul>
+ *   <li>runs the command line in its own {@code sh -c}, under {@code timeout -s KILL}, which
+ *       makes its own process group and kills the whole group when the caller's bound expires;</li>
+ *   <li>feeds stdin from a file the backend uploaded beforehand (removed afterwards), or from
+ *       {@code /dev/null};</li>
+ *   <li>watches the two output files and kills the group as soon as they hold more than the cap
+ *       together, so a command writing without end is refused promptly;</li>
+ *   <li>prints both streams base64-encoded between markers, then the exit code, so every byte
+ *       survives the JSON text.</li>
+ * </ul>
+ * The caller's environment is exported before the wrapper runs; the host's never is.
+ */
+final class AcaExecScript {
+
+    static final String OUT = "@@sandbox4j-out@@";
+    static final String ERR = "@@sandbox4j-err@@";
+    static final String EXIT = "@@sandbox4j-exit@@";
+    static final String CAPPED = "@@sandbox4j-capped@@";
+    static final String MISSING = "@@sandbox4j-missing@@";
+    /** What the wrapper needs in the guest besides a POSIX sh. */
+    static final List<String> REQUIRED_COMMANDS = List.of("timeout", "base64", "mktemp", "wc", "sleep", "rm");
+
+    private static final String SCRIPT = String.join("\n",
+            "t=$1; cap=$2; i=$3; l=$4",
+            "for c in " + String.join(" ", REQUIRED_COMMANDS) + "; do",
+            "  command -v \"$c\" >/dev/null 2>&1 || { printf '" + MISSING + " %s\\n' \"$c\"; exit 127; }",
+            "done",
+            "o=$(mktemp) || exit 125",
+            "e=$(mktemp) || { rm -f -- \"$o\"; exit 125; }",
+            "[ -n \"$i\" ] || i=/dev/null",
+            "timeout -s KILL \"$t\" sh -c \"$l\" <\"$i\" >\"$o\" 2>\"$e\" &",
+            "p=$!",
+            "x=0",
+            "while kill -0 \"$p\" 2>/dev/null; do",
+            "  n=$(( $(wc -c <\"$o\") + $(wc -c <\"$e\") ))",
+            "  if [ \"$n\" -gt \"$cap\" ]; then x=1; kill -KILL -\"$p\" 2>/dev/null; kill -KILL \"$p\" 2>/dev/null; break; fi",
+            "  sleep 0.05",
+            "done",
+            "wait \"$p\"; c=$?",
+            "[ \"$i\" = /dev/null ] || rm -f -- \"$i\"",
+            "if [ \"$x\" = 1 ]; then printf '%s\\n' '" + CAPPED + "'; rm -f -- \"$o\" \"$e\"; exit 0; fi",
+            "n=$(( $(wc -c <\"$o\") + $(wc -c <\"$e\") ))",
+            "if [ \"$n\" -gt \"$cap\" ]; then printf '%s\\n' '" + CAPPED + "'; rm -f -- \"$o\" \"$e\"; exit 0; fi",
+            "printf '%s\\n' '" + OUT + "'; base64 <\"$o\"",
+            "printf '%s\\n' '" + ERR + "'; base64 <\"$e\"",
+            "printf '" + EXIT + " %s\\n' \"$c\"",
+            "rm -f -- \"$o\" \"$e\"");
+
+    private AcaExecScript() {
+    }
+
+    /** The one shell line sent to {@code executeShellCommand}. */
+    static String line(String commandLine, Map<String, String> environment, Duration timeout, long outputCap,
+            Optional<String> stdinPath) {
+        StringBuilder line = new StringBuilder();
+        for (Map.Entry<String, String> variable : environment.entrySet()) {
+            if (!variable.getKey().matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                throw new IllegalArgumentException("the environment variable name '" + variable.getKey() + "' cannot "
+                        + "be exported by a POSIX shell; use letters, digits and '_'");
+            }
+            line.append("export ").append(variable.getKey()).append('=').append(PosixShell.quote(variable.getValue()))
+                    .append("; ");
+        }
+        List<String> words = new ArrayList<>(List.of("sh", "-c", SCRIPT, "sandbox4j-exec", seconds(timeout),
+                Long.toString(outputCap), stdinPath.orElse(""), commandLine));
+        line.append("exec ").append(PosixShell.join(words));
+        return line.toString();
+    }
+
+    /** {@code timeout}'s duration: seconds with millisecond precision. */
+    static String seconds(Duration timeout) {
+        long millis = Math.max(1, timeout.toMillis());
+        return String.format(Locale.ROOT, "%d.%03d", millis / 1000, millis % 1000);
+    }
+
+    /** What the wrapper printed. */
+    sealed interface Outcome permits Finished, Capped, Missing, Unreadable {
+    }
+
+    record Finished(byte[] stdout, byte[] stderr, int exitCode) implements Outcome {
+    }
+
+    record Capped() implements Outcome {
+    }
+
+    record Missing(String command) implements Outcome {
+    }
+
+    record Unreadable(String why) implements Outcome {
+    }
+
+    static Outcome parse(String printed) {
+        String[] lines = printed.split("\n", -1);
+        if (lines.length > 0 && lines[0].startsWith(MISSING + " ")) {
+            return new Missing(lines[0].substring(MISSING.length() + 1).strip());
+        }
+        if (lines.length > 0 && lines[0].equals(CAPPED)) {
+            return new Capped();
+        }
+        int out = indexOf(lines, OUT);
+        int err = indexOf(lines, ERR);
+        int exit = -1;
+        for (int i = 0; i < lines.length; i++) {
+            if (lines[i].startsWith(EXIT + " ")) {
+                exit = i;
+            }
+        }
+        if (out != 0 || err < out || exit < err) {
+            return new Unreadable("markers missing or out of order");
+        }
+        try {
+            int code = Integer.parseInt(lines[exit].substring(EXIT.length() + 1).strip());
+            return new Finished(decode(lines, out + 1, err), decode(lines, err + 1, exit), code);
+        } catch (IllegalArgumentException e) {
+            return new Unreadable(e.getMessage());
+        }
+    }
+
+    private static int indexOf(String[] lines, String marker) {
+        for (int i = 0; i < lines.length; i++) {
+            if (lines[i].equals(marker)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static byte[] decode(String[] lines, int from, int to) {
+        StringBuilder text = new StringBuilder();
+        for (int i = from; i < to; i++) {
+            text.append(lines[i].strip());
+        }
+        return Base64.getDecoder().decode(text.toString().getBytes(StandardCharsets.US_ASCII));
+    }
+}
