@@ -93,6 +93,8 @@ public final class AcaEmulator implements AutoCloseable {
         String pendingTarget;
         Instant goneAt;
         Path fs;
+        Process init;
+        long initPid;
     }
 
     private static final class DiskImage {
@@ -295,6 +297,7 @@ public final class AcaEmulator implements AutoCloseable {
             for (Group g : groups.values()) {
                 Sandbox s = g.sandboxes.remove(sandboxId);
                 if (s != null) {
+                    stopGuest(s);
                     removeTree(s.fs.getParent());
                     return;
                 }
@@ -310,6 +313,9 @@ public final class AcaEmulator implements AutoCloseable {
             s.stoppedReason = reason;
             s.runningAt = null;
             s.pendingTarget = null;
+            if (!state.equals("Suspended")) {
+                stopGuest(s);
+            }
         }
     }
 
@@ -383,6 +389,11 @@ public final class AcaEmulator implements AutoCloseable {
     public void close() {
         if (server != null) {
             server.stop(0);
+        }
+        synchronized (lock) {
+            for (Group g : groups.values()) {
+                g.sandboxes.values().forEach(AcaEmulator::stopGuest);
+            }
         }
         if (executor != null) {
             executor.shutdownNow();
@@ -499,6 +510,7 @@ public final class AcaEmulator implements AutoCloseable {
                     synchronized (lock) {
                         Sandbox s = sandbox(gp, id);
                         if (!s.state.equals("Deleting")) {
+                            stopGuest(s);
                             s.state = "Deleting";
                             s.goneAt = Instant.now().plus(deletionLatency);
                             s.runningAt = null;
@@ -642,6 +654,8 @@ public final class AcaEmulator implements AutoCloseable {
                 s.runningAt = null;
                 if (s.state.equals("Running")) {
                     s.stoppedReason = null;
+                } else {
+                    stopGuest(s);
                 }
             }
         }
@@ -962,20 +976,26 @@ public final class AcaEmulator implements AutoCloseable {
         if (wdv != null && !(wdv instanceof String)) {
             throw new HttpError(400, "InvalidRequest", "workingDirectory must be a string");
         }
-        Path fs = runningFs(gp, id);
+        Path fs;
+        long initPid;
+        synchronized (lock) {
+            Sandbox s = sandbox(gp, id);
+            requireRunning(s);
+            fs = s.fs;
+            initPid = guestInit(s);
+        }
         String wd = wdv == null || ((String) wdv).isEmpty() ? "/" : guestPath((String) wdv);
         if (!wd.equals("/") && !Files.isDirectory(resolve(fs, wd, true))) {
             throw new HttpError(400, "InvalidRequest", "workingDirectory does not exist: " + wd);
         }
-        guestLayout(fs);
         Path out = Files.createTempFile(stateDir, "exec-", ".out");
         Path err = Files.createTempFile(stateDir, "exec-", ".err");
         try {
-            List<String> argv = List.of(BWRAP, "--bind", fs.toString(), "/", "--unshare-all", "--die-with-parent",
-                    "--new-session", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-                    "--ro-bind", "/usr", "/usr", "--proc", "/proc",
-                    "--dev", "/dev", "--tmpfs", "/tmp", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin",
-                    "--chdir", wd, "--", "sh", "-c", (String) cmd);
+            // Enter the sandbox's long-lived namespaces (so what one exec starts in the background outlives it, as on
+            // the service) as the guest user, no new privileges, no capabilities left after the exec of sh.
+            List<String> argv = List.of("/usr/bin/setpriv", "--no-new-privs", "/usr/bin/nsenter", "-t",
+                    Long.toString(initPid), "-U", "-m", "-p", "-n", "-i", "-u", "-S", "65534", "-G", "65534", "-r",
+                    "-W", wd, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/", "sh", "-c", (String) cmd);
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
@@ -983,18 +1003,18 @@ public final class AcaEmulator implements AutoCloseable {
             try {
                 done = p.waitFor(execTimeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException ie) {
-                p.destroyForcibly();
+                kill(p.toHandle());
                 Thread.currentThread().interrupt();
                 throw new HttpError(503, "ServiceUnavailable", "emulator shutting down");
             }
             if (!done) {
-                p.destroyForcibly();
+                kill(p.toHandle());
                 try {
                     p.waitFor(5, TimeUnit.SECONDS);
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                 }
-                throw new HttpError(504, "GatewayTimeout", "command exceeded " + execTimeout.toSeconds() + " s");
+                throw new HttpError(504, "GatewayTimeout", "command exceeded " + execTimeout.toMillis() + " ms");
             }
             long ms = (System.nanoTime() - t0) / 1_000_000;
             sendJson(ex, 200, Json.obj("exitCode", (long) p.exitValue(), "stdout", utf8(Files.readAllBytes(out)),
@@ -1003,6 +1023,73 @@ public final class AcaEmulator implements AutoCloseable {
             Files.deleteIfExists(out);
             Files.deleteIfExists(err);
         }
+    }
+
+    /** Kills a process and every descendant it still has (what left the tree by double-forking is not reached). */
+    private static void kill(ProcessHandle h) {
+        List<ProcessHandle> all = new ArrayList<>(h.descendants().toList());
+        h.destroyForcibly();
+        all.forEach(ProcessHandle::destroyForcibly);
+    }
+
+    /**
+     * The host pid of the sandbox's namespace init (pid 1 inside), starting the guest if it is not up: bubblewrap with
+     * the guest root bound as {@code /}, host {@code /usr} read-only over it, fresh /proc, /dev and /tmp, every
+     * namespace unshared (no network), uid/gid 65534, no capabilities, cleared environment. Caller holds the lock.
+     */
+    private long guestInit(Sandbox s) throws IOException {
+        if (s.init != null && s.init.isAlive() && s.initPid > 0) {
+            return s.initPid;
+        }
+        stopGuest(s);
+        guestLayout(s.fs);
+        List<String> argv = List.of(BWRAP, "--bind", s.fs.toString(), "/", "--unshare-all", "--die-with-parent",
+                "--new-session", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
+                "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir", "/", "--", "sleep", "infinity");
+        Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(stateDir.resolve("sandboxes").resolve(s.id).resolve("init.err").toFile()).start();
+        s.init = p;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        Path children = Path.of("/proc", Long.toString(p.pid()), "task", Long.toString(p.pid()), "children");
+        while (System.nanoTime() < deadline && p.isAlive()) {
+            try {
+                String c = Files.readString(children).trim();
+                if (!c.isEmpty()) {
+                    long pid = Long.parseLong(c.split("\\s+")[0]);
+                    Path ns = Path.of("/proc", Long.toString(pid), "ns", "pid");
+                    if (!Files.readSymbolicLink(ns).equals(Files.readSymbolicLink(Path.of("/proc/self/ns/pid")))) {
+                        s.initPid = pid;
+                        return pid;
+                    }
+                }
+            } catch (NoSuchFileException ignored) {
+                // not there yet
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        stopGuest(s);
+        throw new HttpError(500, "InternalServerError", "emulator: the sandbox's guest did not start");
+    }
+
+    /** Ends the sandbox's guest: its init and so (pid namespace) every process in it; /tmp goes with it. */
+    private static void stopGuest(Sandbox s) {
+        if (s.init != null) {
+            kill(s.init.toHandle());
+            try {
+                s.init.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        s.init = null;
+        s.initPid = 0;
     }
 
     /**

@@ -427,6 +427,23 @@ class AcaEmulatorTest {
     }
 
     @Test
+    void aBackgroundProcessOutlivesItsExecUntilTheSandboxStops() throws Exception {
+        String id = running();
+        Map<String, Object> started = body(exec(id, "(sleep 300 &) ; echo tmp > /tmp/t; echo started", null));
+        assertThat(started.get("stdout")).as(started.toString()).isEqualTo("started\n");
+        Map<String, Object> seen = body(exec(id, "ps -eo args | grep -c '^sleep 300'; cat /tmp/t", null));
+        assertThat(seen.get("stdout")).as(seen.toString()).isEqualTo("1\ntmp\n");
+        emu.suspend(id);
+        assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
+        assertThat(body(exec(id, "ps -eo args | grep -c '^sleep 300'", null)).get("stdout")).isEqualTo("1\n");
+        assertThat(json("POST", sb(id) + "/stop", null).statusCode()).isEqualTo(202);
+        assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
+        Map<String, Object> after = body(exec(id, "ps -eo args | grep -c '^sleep 300'; test -e /tmp/t || echo gone",
+                null));
+        assertThat(after.get("stdout")).as(after.toString()).isEqualTo("0\ngone\n");
+    }
+
+    @Test
     void execTimeoutIs504AndKillsTheCommand() throws Exception {
         String id = running();
         emu.execTimeout(Duration.ofMillis(500));
