@@ -1149,7 +1149,14 @@ public final class AcaEmulator implements AutoCloseable {
                     throw new HttpError(400, "PathIsDirectory", "is a directory: " + p);
                 }
                 if (!Files.isRegularFile(h, LinkOption.NOFOLLOW_LINKS)) {
-                    throw new HttpError(400, "InvalidRequest", "not a regular file: " + p);
+                    // A FIFO (or other special file) read never returns on the service; here it blocks until the
+                    // per-request cap and then answers 504, so a client's read timeout is what ends it.
+                    try {
+                        Thread.sleep(execTimeout.toMillis());
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                    }
+                    throw new HttpError(504, "GatewayTimeout", "read of a special file did not complete: " + p);
                 }
                 byte[] data = Files.readAllBytes(h);
                 ex.getResponseHeaders().add("Content-Type", "application/octet-stream");

@@ -490,7 +490,10 @@ class AcaEmulatorTest {
         assertThat(text(json("GET", sb(id) + "/files?path=" + enc("/work/dir/link"), null))).isEqualTo("123456");
         assertThat(json("GET", sb(id) + "/files?path=" + enc("/work/dir/abs"), null).statusCode()).isEqualTo(404);
         assertThat(json("GET", sb(id) + "/files?path=" + enc("/work/dir/sub"), null).statusCode()).isEqualTo(400);
-        assertThat(json("GET", sb(id) + "/files?path=" + enc("/work/dir/fifo"), null).statusCode()).isEqualTo(400);
+        Map<String, Object> fifo = body(json("GET", sb(id) + "/files/stat?path=" + enc("/work/dir/fifo"), null));
+        assertThat(fifo).containsEntry("isDir", false).containsEntry("isSymlink", false).containsEntry("size", 0L);
+        emu.execTimeout(Duration.ofMillis(300));
+        assertThat(json("GET", sb(id) + "/files?path=" + enc("/work/dir/fifo"), null).statusCode()).isEqualTo(504);
         assertThat(json("GET", sb(id) + "/files?path=" + enc("/work/x/../dir/a.txt"), null).statusCode())
                 .isEqualTo(400);
         assertThat(json("GET", sb(id) + "/files?path=" + enc("work/dir/a.txt"), null).statusCode()).isEqualTo(400);
