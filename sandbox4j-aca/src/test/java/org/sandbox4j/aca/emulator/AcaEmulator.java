@@ -993,9 +993,9 @@ public final class AcaEmulator implements AutoCloseable {
         try {
             // Enter the sandbox's long-lived namespaces (so what one exec starts in the background outlives it, as on
             // the service) as the guest user, no new privileges, no capabilities left after the exec of sh.
-            List<String> argv = List.of("/usr/bin/setpriv", "--no-new-privs", "/usr/bin/nsenter", "-t",
+            List<String> argv = inCgroups(id, List.of("/usr/bin/setpriv", "--no-new-privs", "/usr/bin/nsenter", "-t",
                     Long.toString(initPid), "-U", "-m", "-p", "-n", "-i", "-u", "-S", "65534", "-G", "65534", "-r",
-                    "-W", wd, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/", "sh", "-c", (String) cmd);
+                    "-W", wd, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/", "sh", "-c", (String) cmd));
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
@@ -1043,10 +1043,11 @@ public final class AcaEmulator implements AutoCloseable {
         }
         stopGuest(s);
         guestLayout(s.fs);
-        List<String> argv = List.of(BWRAP, "--bind", s.fs.toString(), "/", "--unshare-all", "--die-with-parent",
+        makeCgroups(s);
+        List<String> argv = inCgroups(s.id, List.of(BWRAP, "--bind", s.fs.toString(), "/", "--unshare-all", "--die-with-parent",
                 "--new-session", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
                 "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-                "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir", "/", "--", "sleep", "infinity");
+                "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir", "/", "--", "sleep", "infinity"));
         Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(stateDir.resolve("sandboxes").resolve(s.id).resolve("init.err").toFile()).start();
@@ -1090,6 +1091,94 @@ public final class AcaEmulator implements AutoCloseable {
         }
         s.init = null;
         s.initPid = 0;
+        removeCgroups(s.id);
+    }
+
+    private static final Path CGROUP_V1 = Path.of("/sys/fs/cgroup");
+    /** The guest's process limit (ASSUMED: the service's VM has one; its value is not established). */
+    public static final long GUEST_PIDS_MAX = 1024;
+
+    private static List<Path> cgroups(String id) {
+        List<Path> out = new ArrayList<>();
+        for (String controller : List.of("pids", "memory")) {
+            Path root = CGROUP_V1.resolve(controller);
+            if (Files.isWritable(root.resolve("cgroup.procs"))) {
+                out.add(root.resolve("sandbox4j-aca-" + id));
+            }
+        }
+        return out;
+    }
+
+    /** v1 pids (limit {@link #GUEST_PIDS_MAX}) and memory (the sandbox's resources.memory) groups, where writable. */
+    private static void makeCgroups(Sandbox s) {
+        for (Path g : cgroups(s.id)) {
+            try {
+                Files.createDirectories(g);
+                if (g.getParent().getFileName().toString().equals("pids")) {
+                    Files.writeString(g.resolve("pids.max"), Long.toString(GUEST_PIDS_MAX));
+                } else {
+                    Files.writeString(g.resolve("memory.limit_in_bytes"), Long.toString(memoryBytes(s.resources)));
+                }
+            } catch (IOException e) {
+                // a host without v1 controllers runs the guest unlimited
+            }
+        }
+    }
+
+    /** resources.memory such as "2048Mi" / "2Gi" in bytes; the SDK default 2048Mi otherwise. */
+    static long memoryBytes(Object resources) {
+        long fallback = 2048L << 20;
+        if (!(resources instanceof Map) || !(((Map<?, ?>) resources).get("memory") instanceof String m)) {
+            return fallback;
+        }
+        try {
+            if (m.endsWith("Gi")) {
+                return Long.parseLong(m.substring(0, m.length() - 2)) << 30;
+            }
+            if (m.endsWith("Mi")) {
+                return Long.parseLong(m.substring(0, m.length() - 2)) << 20;
+            }
+            return Long.parseLong(m);
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    /** Runs argv through a host shell that first moves itself into the sandbox's cgroups. */
+    private static List<String> inCgroups(String id, List<String> argv) {
+        List<Path> groups = cgroups(id).stream().filter(Files::isDirectory).toList();
+        if (groups.isEmpty()) {
+            return argv;
+        }
+        StringBuilder script = new StringBuilder();
+        for (int k = 0; k < groups.size(); k++) {
+            script.append("echo $$ > \"$").append(k + 1).append("\" || exit 125; ");
+        }
+        script.append("shift ").append(groups.size()).append("; exec \"$@\"");
+        List<String> out = new ArrayList<>(List.of("/bin/sh", "-c", script.toString(), "sh"));
+        groups.forEach(g -> out.add(g.resolve("cgroup.procs").toString()));
+        out.addAll(argv);
+        return out;
+    }
+
+    private static void removeCgroups(String id) {
+        for (Path g : cgroups(id)) {
+            for (int attempt = 0; attempt < 50 && Files.isDirectory(g); attempt++) {
+                try {
+                    Files.delete(g);
+                } catch (IOException e) {
+                    try {
+                        String procs = Files.readString(g.resolve("cgroup.procs")).trim();
+                        for (String pid : procs.isEmpty() ? new String[0] : procs.split("\\s+")) {
+                            ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
+                        }
+                        Thread.sleep(20);
+                    } catch (IOException | InterruptedException | NumberFormatException ignored) {
+                        // retry
+                    }
+                }
+            }
+        }
     }
 
     /**

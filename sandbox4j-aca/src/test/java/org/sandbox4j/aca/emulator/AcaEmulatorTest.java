@@ -444,6 +444,23 @@ class AcaEmulatorTest {
     }
 
     @Test
+    void theGuestHasAProcessLimit() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isWritable(Path.of("/sys/fs/cgroup/pids/cgroup.procs")),
+                "no writable v1 pids controller");
+        String id = running();
+        HttpResponse<byte[]> bomb = exec(id, "n=0; while [ $n -lt 2000 ]; do sleep 30 & n=$((n+1)); done 2>/dev/null;"
+                + " echo done", null);
+        assertThat(bomb.statusCode()).as(text(bomb)).isEqualTo(200);
+        long current = Long.parseLong(Files.readString(
+                Path.of("/sys/fs/cgroup/pids/sandbox4j-aca-" + id + "/pids.current")).trim());
+        assertThat(current).isLessThanOrEqualTo(AcaEmulator.GUEST_PIDS_MAX).isGreaterThan(900);
+        assertThat(json("POST", sb(id) + "/stop", null).statusCode()).isEqualTo(202);
+        assertThat(Path.of("/sys/fs/cgroup/pids/sandbox4j-aca-" + id)).doesNotExist();
+        json("POST", sb(id) + "/resume", null);
+        assertThat(body(exec(id, "echo alive", null)).get("stdout")).isEqualTo("alive\n");
+    }
+
+    @Test
     void execTimeoutIs504AndKillsTheCommand() throws Exception {
         String id = running();
         emu.execTimeout(Duration.ofMillis(500));
