@@ -19,6 +19,9 @@ import org.sandbox4j.core.PosixShell;
  *       makes its own process group and kills the whole group when the caller's bound expires;</li>
  *   <li>feeds stdin from a file the backend uploaded beforehand (removed afterwards), or from
  *       {@code /dev/null};</li>
+ *   <li>marks everything the command starts with a per-call {@link #CALL_VARIABLE}, and after a
+ *       timeout or cap kill also kills every process still carrying it (escaped {@code setsid}
+ *       or double-forked children);</li>
  *   <li>watches the two output files and kills the group as soon as they hold more than the cap
  *       together, so a command writing without end is refused promptly;</li>
  *   <li>prints both streams base64-encoded between markers, then the exit code, so every byte
@@ -36,15 +39,27 @@ final class AcaExecScript {
     /** What the wrapper needs in the guest besides a POSIX sh. */
     static final List<String> REQUIRED_COMMANDS = List.of("timeout", "base64", "mktemp", "wc", "sleep", "rm");
 
+    /**
+     * Carries a per-call key into everything the command starts (exported only to the command,
+     * never to the wrapper itself), so a timeout or cap kill also finds what left the process
+     * group ({@code setsid}, a double fork) but kept its environment: the wrapper then kills every
+     * process whose {@code /proc/<pid>/environ} carries the key, as sbx does. Keys are all the
+     * same length, so one can never be a prefix of another. A process that also clears its
+     * environment outlives the kill; only stopping or deleting the sandbox ends it.
+     */
+    static final String CALL_VARIABLE = "SANDBOX4J_CALL";
+    private static final int CALL_KEY_BYTES = 16;
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+
     private static final String SCRIPT = String.join("\n",
-            "t=$1; cap=$2; i=$3; l=$4",
+            "t=$1; cap=$2; i=$3; l=$4; k=$5",
             "for c in " + String.join(" ", REQUIRED_COMMANDS) + "; do",
             "  command -v \"$c\" >/dev/null 2>&1 || { printf '" + MISSING + " %s\\n' \"$c\"; exit 127; }",
             "done",
             "o=$(mktemp) || exit 125",
             "e=$(mktemp) || { rm -f -- \"$o\"; exit 125; }",
             "[ -n \"$i\" ] || i=/dev/null",
-            "timeout -s KILL \"$t\" sh -c \"$l\" <\"$i\" >\"$o\" 2>\"$e\" &",
+            CALL_VARIABLE + "=\"$k\" timeout -s KILL \"$t\" sh -c \"$l\" <\"$i\" >\"$o\" 2>\"$e\" &",
             "p=$!",
             "x=0",
             "while kill -0 \"$p\" 2>/dev/null; do",
@@ -53,6 +68,16 @@ final class AcaExecScript {
             "  sleep 0.05",
             "done",
             "wait \"$p\"; c=$?",
+            "case \"$x:$c\" in 1:*|*:124|*:137)",
+            "  for pass in 1 2 3; do",
+            "    for q in /proc/[0-9]*; do",
+            "      [ \"${q#/proc/}\" = \"$$\" ] && continue",
+            "      case \"$(cat \"$q/environ\" 2>/dev/null)\" in",
+            "        *\"" + CALL_VARIABLE + "=$k\"*) kill -KILL \"${q#/proc/}\" 2>/dev/null ;;",
+            "      esac",
+            "    done",
+            "  done ;;",
+            "esac",
             "[ \"$i\" = /dev/null ] || rm -f -- \"$i\"",
             "if [ \"$x\" = 1 ]; then printf '%s\\n' '" + CAPPED + "'; rm -f -- \"$o\" \"$e\"; exit 0; fi",
             "n=$(( $(wc -c <\"$o\") + $(wc -c <\"$e\") ))",
@@ -68,6 +93,18 @@ final class AcaExecScript {
     /** The one shell line sent to {@code executeShellCommand}. */
     static String line(String commandLine, Map<String, String> environment, Duration timeout, long outputCap,
             Optional<String> stdinPath) {
+        byte[] key = new byte[CALL_KEY_BYTES];
+        RANDOM.nextBytes(key);
+        return line(commandLine, environment, timeout, outputCap, stdinPath, "k" + java.util.HexFormat.of()
+                .formatHex(key));
+    }
+
+    /** The one shell line, with the call's {@link #CALL_VARIABLE} key given. */
+    static String line(String commandLine, Map<String, String> environment, Duration timeout, long outputCap,
+            Optional<String> stdinPath, String callKey) {
+        if (!callKey.matches("[A-Za-z0-9]+")) {
+            throw new IllegalArgumentException("a call key is letters and digits");
+        }
         StringBuilder line = new StringBuilder();
         for (Map.Entry<String, String> variable : environment.entrySet()) {
             if (!variable.getKey().matches("[A-Za-z_][A-Za-z0-9_]*")) {
@@ -78,7 +115,7 @@ final class AcaExecScript {
                     .append("; ");
         }
         List<String> words = new ArrayList<>(List.of("sh", "-c", SCRIPT, "sandbox4j-exec", seconds(timeout),
-                Long.toString(outputCap), stdinPath.orElse(""), commandLine));
+                Long.toString(outputCap), stdinPath.orElse(""), commandLine, callKey));
         line.append("exec ").append(PosixShell.join(words));
         return line.toString();
     }

@@ -82,6 +82,28 @@ class AcaExecScriptTest {
     }
 
     @Test
+    void theTimeoutAlsoKillsChildrenThatLeftTheGroup() throws Exception {
+        Path marker = work.resolve("setsid-survivor");
+        String line = AcaExecScript.line("setsid sh -c 'sleep 2; touch " + marker + "' & sleep 30",
+                Map.of(), Duration.ofMillis(500), 1000, Optional.empty());
+        AcaExecScript.Finished finished = (AcaExecScript.Finished) AcaExecScript.parse(run(line));
+        assertThat(finished.exitCode()).isEqualTo(137);
+        Thread.sleep(2500);
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void aCommandThatEndsLeavesItsBackgroundChildrenRunning() throws Exception {
+        Path marker = work.resolve("background");
+        String line = AcaExecScript.line("setsid sh -c 'sleep 1; touch " + marker + "' >/dev/null 2>&1 &",
+                Map.of(), Duration.ofSeconds(10), 1000, Optional.empty());
+        AcaExecScript.Finished finished = (AcaExecScript.Finished) AcaExecScript.parse(run(line));
+        assertThat(finished.exitCode()).isZero();
+        Thread.sleep(2000);
+        assertThat(marker).exists();
+    }
+
+    @Test
     void outputPastTheCapIsRefusedPromptly() throws Exception {
         String line = AcaExecScript.line("yes endless", Map.of(), Duration.ofSeconds(30), 1024 * 1024,
                 Optional.empty());
