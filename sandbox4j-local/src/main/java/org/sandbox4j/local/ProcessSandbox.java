@@ -1,45 +1,35 @@
 package org.sandbox4j.local;
 
-import org.sandbox4j.core.WorkspaceFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.time.Instant;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.GuestText;
-import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.WorkspaceFiles;
 
 /**
  * A handle on one {@link ProcessBackend} sandbox: a workspace on the host whose path is the
  * guest's path (the guest shares the host's file system), file methods confined to it, and each
  * exec a host process in a session of its own.
  */
-final class ProcessSandbox implements Sandbox {
+final class ProcessSandbox extends LocalSandbox {
 
     private final ProcessBackend backend;
-    private final String id;
-    private final Path directory;
     private final Path workspace;
     private final String workDir;
-    private final WorkspaceFiles files;
-    private volatile Instant leaseUntil;
 
     ProcessSandbox(ProcessBackend backend, String id, Path directory, Path workspace, String workDir) {
+        super(backend.name(), backend.sandboxes(), id, directory,
+                new WorkspaceFiles(workspace, workspace.toString(), backend.name()));
         this.backend = backend;
-        this.id = id;
-        this.directory = directory;
         this.workspace = workspace;
         this.workDir = workDir;
-        this.files = new WorkspaceFiles(workspace, workspace.toString(), backend.name());
-        this.leaseUntil = Instant.now().plus(backend.sandboxes().lease());
     }
 
     /** Always present: the guest shares the host's file system, so each sandbox's work dir is its own host path. */
@@ -52,21 +42,20 @@ final class ProcessSandbox implements Sandbox {
     public ExecResult exec(Command command, ExecOptions options) {
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(options, "options");
-        requireLive();
-        renewLeaseIfWaning();
+        beforeExec();
         Path workingDirectory = Path.of(options.workingDirectory());
         if (!workingDirectory.isAbsolute() || !Files.isDirectory(workingDirectory, LinkOption.NOFOLLOW_LINKS)) {
             throw new SandboxException("backend '" + backend.name() + "' cannot run " + GuestText.quote(
                     command.toShellLine()) + " in " + GuestText.quote(options.workingDirectory())
                     + ": there is no such directory; create it first (this sandbox's work dir is " + workDir + ")");
         }
-        ProcessBuilder builder = new ProcessBuilder(backend.commandLine(id, command)).directory(
+        ProcessBuilder builder = new ProcessBuilder(backend.commandLine(id(), command)).directory(
                 workingDirectory.toFile());
         builder.environment().clear();
-        builder.environment().putAll(backend.environment(directory, workspace, options));
-        ExecMarker marker = ExecMarker.forExec(id);
+        builder.environment().putAll(backend.environment(directory(), workspace, options));
+        ExecMarker marker = ExecMarker.forExec(id());
         builder.environment().put(marker.variable(), marker.value());
-        ExecMarker everyExec = ExecMarker.forSandbox(id);
+        ExecMarker everyExec = ExecMarker.forSandbox(id());
         builder.environment().put(everyExec.variable(), everyExec.value());
         long start = System.nanoTime();
         Process process;
@@ -80,51 +69,7 @@ final class ProcessSandbox implements Sandbox {
     }
 
     @Override
-    public void writeFile(String path, byte[] content, String workingDirectory) {
-        requireLive();
-        files.writeFile(path, content, workingDirectory);
-    }
-
-    @Override
-    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        requireLive();
-        return files.stat(path, workingDirectory);
-    }
-
-    @Override
-    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        requireLive();
-        return files.readFile(path, workingDirectory, maxBytes);
-    }
-
-    @Override
-    public List<SandboxEntry> listDir(String path, String workingDirectory) {
-        requireLive();
-        return files.listDir(path, workingDirectory);
-    }
-
-    @Override
-    public void remove(String path, String workingDirectory, boolean recursive) {
-        requireLive();
-        files.remove(path, workingDirectory, recursive);
-    }
-
-    private void requireLive() {
-        if (!Files.isDirectory(directory)) {
-            throw new SandboxException("backend '" + backend.name() + "': this sandbox (" + id + ") was disposed of, "
-                    + "here or by another process sharing the state root; acquire it again for a fresh one");
-        }
-    }
-
-    private void renewLeaseIfWaning() {
-        if (Instant.now().plus(backend.sandboxes().lease().dividedBy(2)).isBefore(leaseUntil)) {
-            return;
-        }
-        leaseUntil = backend.sandboxes().renewLease(id);
-    }
-
-    @Override
     public String toString() {
-        return "ProcessSandbox[" + id + " at " + workDir + "]";
+        return "ProcessSandbox[" + id() + " at " + workDir + "]";
     }
 }

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.sandbox4j.core.Json;
 import org.sandbox4j.core.SandboxException;
 
 /**
@@ -66,11 +67,11 @@ final class SbxCli {
         List<SbxListing> listings = new ArrayList<>();
         try {
             for (Map<String, Object> row : parsed(reply, "ls")) {
-                listings.add(new SbxListing(SbxJson.string(row, "id"), SbxJson.string(row, "name"),
-                        SbxJson.string(row, "status"), SbxJson.string(row, "template"),
-                        SbxJson.string(row, "workspace")));
+                listings.add(new SbxListing(Json.string(row, "id"), Json.string(row, "name"),
+                        Json.string(row, "status"), Json.string(row, "template"),
+                        Json.string(row, "workspace")));
             }
-        } catch (SbxJson.Malformed malformed) {
+        } catch (Json.Malformed malformed) {
             throw unreadable("ls", malformed);
         }
         return listings;
@@ -190,13 +191,13 @@ final class SbxCli {
 
     private List<Map<String, Object>> parsed(SbxReply reply, String what) {
         try {
-            return SbxJson.arrayOfObjects(reply.stdout());
-        } catch (SbxJson.Malformed malformed) {
+            return Json.parseArrayOfObjects(reply.stdout());
+        } catch (Json.Malformed malformed) {
             throw unreadable(what, malformed);
         }
     }
 
-    private SandboxException unreadable(String what, SbxJson.Malformed malformed) {
+    private SandboxException unreadable(String what, Json.Malformed malformed) {
         return new SandboxException("backend '" + backendName + "': could not read the JSON of sbx " + what + " ("
                 + malformed.getMessage() + "); check the sbx version (tested with v0.45.1)");
     }

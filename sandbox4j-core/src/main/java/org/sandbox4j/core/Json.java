@@ -1,4 +1,4 @@
-package org.sandbox4j.sbx;
+package org.sandbox4j.core;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -8,33 +8,28 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A strict RFC 8259 reader for the small JSON documents {@code sbx} prints ({@code ls}, {@code mcp
- * ls}). Core's {@code hosttools.StrictJson} only writes (and is package-private), so this module
- * reads its own: objects become {@link Map}s, arrays {@link List}s, numbers {@link BigDecimal}s,
- * {@code null} {@link #NULL}. Duplicate keys, trailing commas, comments, control characters in
- * strings and anything after the value are refused; nesting is bounded.
+ * A strict RFC 8259 reader for the small JSON documents sandbox4j reads: tool arguments from a
+ * framework, host-tool requests a guest wrote, a provider's replies. Objects become unmodifiable
+ * {@link Map}s (insertion order kept), arrays unmodifiable {@link List}s, numbers
+ * {@link BigDecimal}s, {@code null} Java {@code null}. Duplicate keys, trailing commas, comments,
+ * control characters in strings, lone surrogates and anything after the value are refused;
+ * nesting is bounded so a hostile document cannot exhaust the stack. Also writes a JSON string
+ * literal ({@link #quote}); host-tool values are written by the host-tool ledger.
  */
-final class SbxJson {
+public final class Json {
 
-    /** JSON {@code null}, so maps and lists never hold Java null. */
-    static final Object NULL = new Object() {
-        @Override
-        public String toString() {
-            return "null";
-        }
-    };
-
-    static final int MAX_DEPTH = 32;
+    /** Deepest nesting of arrays and objects read. */
+    public static final int MAX_DEPTH = 64;
 
     private final String text;
     private int at;
 
-    private SbxJson(String text) {
+    private Json(String text) {
         this.text = text;
     }
 
-    /** Thrown for anything that is not one strict JSON value. */
-    static final class Malformed extends RuntimeException {
+    /** Thrown for anything that is not one strict JSON value; the message says what and where. */
+    public static final class Malformed extends IllegalArgumentException {
         private static final long serialVersionUID = 1L;
 
         Malformed(String message) {
@@ -42,8 +37,13 @@ final class SbxJson {
         }
     }
 
-    static Object parse(String text) {
-        SbxJson reader = new SbxJson(text);
+    /**
+     * Reads one JSON value.
+     *
+     * @throws Malformed anything that is not exactly one strict JSON value
+     */
+    public static Object parse(String text) {
+        Json reader = new Json(text);
         reader.skipSpace();
         Object value = reader.value(0);
         reader.skipSpace();
@@ -53,8 +53,27 @@ final class SbxJson {
         return value;
     }
 
-    /** The document as an array of objects, each with its string fields. */
-    static List<Map<String, Object>> arrayOfObjects(String text) {
+    /**
+     * Reads a JSON object.
+     *
+     * @throws Malformed not one strict JSON value, or not an object
+     */
+    public static Map<String, Object> parseObject(String text) {
+        Object value = parse(text);
+        if (!(value instanceof Map<?, ?> map)) {
+            throw new Malformed("expected a JSON object, got " + kind(value));
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> object = (Map<String, Object>) map;
+        return object;
+    }
+
+    /**
+     * Reads a JSON array of objects.
+     *
+     * @throws Malformed not one strict JSON value, or not an array of objects
+     */
+    public static List<Map<String, Object>> parseArrayOfObjects(String text) {
         Object value = parse(text);
         if (!(value instanceof List<?> list)) {
             throw new Malformed("expected a JSON array, got " + kind(value));
@@ -71,8 +90,12 @@ final class SbxJson {
         return objects;
     }
 
-    /** A string field of {@code object}, refusing a missing or non-string one. */
-    static String string(Map<String, Object> object, String field) {
+    /**
+     * A string field of {@code object}.
+     *
+     * @throws Malformed the field is missing or not a string
+     */
+    public static String string(Map<String, Object> object, String field) {
         Object value = object.get(field);
         if (!(value instanceof String string)) {
             throw new Malformed("field '" + field + "' should be a string, got " + kind(value));
@@ -80,11 +103,9 @@ final class SbxJson {
         return string;
     }
 
-    private static String kind(Object value) {
+    /** How a decoded value reads in an error: "null", "an object", "a string", … */
+    public static String kind(Object value) {
         if (value == null) {
-            return "nothing";
-        }
-        if (value == NULL) {
             return "null";
         }
         if (value instanceof Map) {
@@ -93,7 +114,10 @@ final class SbxJson {
         if (value instanceof List) {
             return "an array";
         }
-        return value instanceof String ? "a string" : value.getClass().getSimpleName();
+        if (value instanceof Boolean) {
+            return "a boolean";
+        }
+        return value instanceof String ? "a string" : "a number";
     }
 
     private Object value(int depth) {
@@ -116,7 +140,7 @@ final class SbxJson {
             case 'f':
                 return literal("false", Boolean.FALSE);
             case 'n':
-                return literal("null", NULL);
+                return literal("null", null);
             default:
                 if (c == '-' || (c >= '0' && c <= '9')) {
                     return number();
@@ -143,9 +167,10 @@ final class SbxJson {
             expect(':');
             skipSpace();
             Object value = value(depth + 1);
-            if (map.put(key, value) != null) {
+            if (map.containsKey(key)) {
                 throw malformed("duplicate key '" + key + "'");
             }
+            map.put(key, value);
             skipSpace();
             if (peek(',')) {
                 at++;
@@ -186,7 +211,7 @@ final class SbxJson {
             }
             char c = text.charAt(at++);
             if (c == '"') {
-                return out.toString();
+                return wellFormed(out);
             }
             if (c < 0x20) {
                 throw malformed("a control character in a string");
@@ -220,6 +245,18 @@ final class SbxJson {
                 default -> throw malformed("bad escape \\" + e);
             }
         }
+    }
+
+    private String wellFormed(StringBuilder out) {
+        for (int i = 0; i < out.length(); i++) {
+            char c = out.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < out.length() && Character.isLowSurrogate(out.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw malformed("a lone surrogate in a string");
+            }
+        }
+        return out.toString();
     }
 
     private BigDecimal number() {
@@ -289,5 +326,40 @@ final class SbxJson {
 
     private Malformed malformed(String why) {
         return new Malformed(why + " at offset " + at);
+    }
+
+    /**
+     * {@code text} as a JSON string literal, quotes included: {@code "}, {@code \\} and control
+     * characters escaped, everything else (non-ASCII included) kept.
+     *
+     * @throws IllegalArgumentException {@code text} holds a lone surrogate, which no JSON reader should accept
+     */
+    public static String quote(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                out.append(c).append(text.charAt(++i));
+                continue;
+            }
+            if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("a lone surrogate at index " + i + " cannot be written as JSON");
+            }
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
     }
 }
