@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.sandbox4j.core.Json;
 
 /**
  * The REST operations of one sandbox group, as {@code ACA-PROTOCOL.md} pins them. Each method
@@ -201,7 +202,7 @@ final class AcaClient {
     /** The error code of a failed answer, when its body has the usual shape. */
     static Optional<String> errorCode(AcaHttp.Response response) {
         try {
-            Map<String, Object> error = AcaJson.asObject(AcaJson.object(response.text()).get("error"));
+            Map<String, Object> error = AcaJson.asObject(Json.parseObject(response.text()).get("error"));
             return Optional.ofNullable(error == null ? null : AcaJson.text(error, "code"));
         } catch (RuntimeException notJson) {
             return Optional.empty();
@@ -230,8 +231,8 @@ final class AcaClient {
 
     private Object parse(AcaHttp.Response response, String operation) {
         try {
-            return AcaJson.parse(response.text());
-        } catch (AcaJson.Malformed e) {
+            return Json.parse(response.text());
+        } catch (Json.Malformed e) {
             throw malformed(operation, e.getMessage());
         }
     }

@@ -1,221 +1,28 @@
 package org.sandbox4j.aca.emulator;
 
-import java.util.ArrayList;
+import java.math.BigDecimal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A tiny JSON reader and writer for the emulator and its tests: objects are {@code LinkedHashMap<String, Object>},
- * arrays {@code List<Object>}, numbers {@code Long} when integral else {@code Double}, plus String, Boolean, null.
+ * JSON for the emulator and its tests. Reading is core's strict reader ({@link org.sandbox4j.core.Json}): objects are
+ * unmodifiable {@code Map<String, Object>}s, arrays {@code List<Object>}s, numbers {@link BigDecimal}s, plus String,
+ * Boolean and null. Writing (the service's answers) is here, with string literals quoted by core.
  */
 public final class Json {
-    private final String s;
-    private int i;
 
-    private Json(String s) {
-        this.s = s;
+    private Json() {
     }
 
     /** Parses one JSON value; throws IllegalArgumentException on malformed input or trailing garbage. */
     public static Object parse(String text) {
-        Json p = new Json(text);
-        p.ws();
-        Object v = p.value();
-        p.ws();
-        if (p.i != p.s.length()) {
-            throw p.error("trailing characters");
-        }
-        return v;
+        return org.sandbox4j.core.Json.parse(text);
     }
 
-    @SuppressWarnings("unchecked")
+    /** Parses one JSON object; throws IllegalArgumentException on anything else. */
     public static Map<String, Object> parseObject(String text) {
-        Object v = parse(text);
-        if (!(v instanceof Map)) {
-            throw new IllegalArgumentException("not a JSON object");
-        }
-        return (Map<String, Object>) v;
-    }
-
-    private IllegalArgumentException error(String what) {
-        return new IllegalArgumentException("malformed JSON at " + i + ": " + what);
-    }
-
-    private void ws() {
-        while (i < s.length() && " \t\r\n".indexOf(s.charAt(i)) >= 0) {
-            i++;
-        }
-    }
-
-    private Object value() {
-        if (i >= s.length()) {
-            throw error("unexpected end");
-        }
-        char c = s.charAt(i);
-        switch (c) {
-            case '{':
-                return object();
-            case '[':
-                return array();
-            case '"':
-                return string();
-            case 't':
-                return literal("true", Boolean.TRUE);
-            case 'f':
-                return literal("false", Boolean.FALSE);
-            case 'n':
-                return literal("null", null);
-            default:
-                if (c == '-' || (c >= '0' && c <= '9')) {
-                    return number();
-                }
-                throw error("unexpected '" + c + "'");
-        }
-    }
-
-    private Object literal(String word, Object v) {
-        if (!s.startsWith(word, i)) {
-            throw error("bad literal");
-        }
-        i += word.length();
-        return v;
-    }
-
-    private Map<String, Object> object() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        i++;
-        ws();
-        if (i < s.length() && s.charAt(i) == '}') {
-            i++;
-            return m;
-        }
-        while (true) {
-            ws();
-            if (i >= s.length() || s.charAt(i) != '"') {
-                throw error("expected key");
-            }
-            String k = string();
-            ws();
-            expect(':');
-            ws();
-            m.put(k, value());
-            ws();
-            if (i < s.length() && s.charAt(i) == ',') {
-                i++;
-                continue;
-            }
-            expect('}');
-            return m;
-        }
-    }
-
-    private List<Object> array() {
-        List<Object> l = new ArrayList<>();
-        i++;
-        ws();
-        if (i < s.length() && s.charAt(i) == ']') {
-            i++;
-            return l;
-        }
-        while (true) {
-            ws();
-            l.add(value());
-            ws();
-            if (i < s.length() && s.charAt(i) == ',') {
-                i++;
-                continue;
-            }
-            expect(']');
-            return l;
-        }
-    }
-
-    private void expect(char c) {
-        if (i >= s.length() || s.charAt(i) != c) {
-            throw error("expected '" + c + "'");
-        }
-        i++;
-    }
-
-    private String string() {
-        i++;
-        StringBuilder b = new StringBuilder();
-        while (true) {
-            if (i >= s.length()) {
-                throw error("unterminated string");
-            }
-            char c = s.charAt(i++);
-            if (c == '"') {
-                return b.toString();
-            }
-            if (c < 0x20) {
-                throw error("control character in string");
-            }
-            if (c != '\\') {
-                b.append(c);
-                continue;
-            }
-            if (i >= s.length()) {
-                throw error("bad escape");
-            }
-            char e = s.charAt(i++);
-            switch (e) {
-                case '"': b.append('"'); break;
-                case '\\': b.append('\\'); break;
-                case '/': b.append('/'); break;
-                case 'b': b.append('\b'); break;
-                case 'f': b.append('\f'); break;
-                case 'n': b.append('\n'); break;
-                case 'r': b.append('\r'); break;
-                case 't': b.append('\t'); break;
-                case 'u':
-                    if (i + 4 > s.length()) {
-                        throw error("bad unicode escape");
-                    }
-                    try {
-                        b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-                    } catch (NumberFormatException ex) {
-                        throw error("bad unicode escape");
-                    }
-                    i += 4;
-                    break;
-                default:
-                    throw error("bad escape");
-            }
-        }
-    }
-
-    private Object number() {
-        int start = i;
-        if (s.charAt(i) == '-') {
-            i++;
-        }
-        boolean integral = true;
-        while (i < s.length()) {
-            char c = s.charAt(i);
-            if (c >= '0' && c <= '9') {
-                i++;
-            } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-                integral = false;
-                i++;
-            } else {
-                break;
-            }
-        }
-        String t = s.substring(start, i);
-        try {
-            if (integral) {
-                try {
-                    return Long.parseLong(t);
-                } catch (NumberFormatException big) {
-                    return Double.parseDouble(t);
-                }
-            }
-            return Double.parseDouble(t);
-        } catch (NumberFormatException ex) {
-            throw error("bad number");
-        }
+        return org.sandbox4j.core.Json.parseObject(text);
     }
 
     /** Serialises maps, iterables, strings, numbers, booleans and null. */
@@ -231,6 +38,8 @@ public final class Json {
         } else if (v instanceof String) {
             quote(b, (String) v);
         } else if (v instanceof Boolean || v instanceof Long || v instanceof Integer || v instanceof Short) {
+            b.append(v);
+        } else if (v instanceof BigDecimal) {
             b.append(v);
         } else if (v instanceof Number) {
             double d = ((Number) v).doubleValue();
@@ -269,24 +78,7 @@ public final class Json {
     }
 
     private static void quote(StringBuilder b, String s) {
-        b.append('"');
-        for (int k = 0; k < s.length(); k++) {
-            char c = s.charAt(k);
-            switch (c) {
-                case '"': b.append("\\\""); break;
-                case '\\': b.append("\\\\"); break;
-                case '\n': b.append("\\n"); break;
-                case '\r': b.append("\\r"); break;
-                case '\t': b.append("\\t"); break;
-                default:
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-            }
-        }
-        b.append('"');
+        b.append(org.sandbox4j.core.Json.quote(s));
     }
 
     /** Builds an insertion-ordered map from alternating keys and values (for tests and responses). */
