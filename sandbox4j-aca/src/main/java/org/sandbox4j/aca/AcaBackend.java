@@ -11,10 +11,12 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
@@ -72,6 +74,12 @@ public final class AcaBackend implements SandboxBackend {
     static final Duration RESUME_TIMEOUT = Duration.ofSeconds(120);
     static final String LIFECYCLE_MODE = "Memory";
     static final String DISABLED_REASON = "Disabled";
+    /**
+     * What one host rule's pattern can say: a name (or IPv4 address) or a {@code *.} wildcard over one. A spec entry
+     * with a port, an address pin, a scheme or a path (which sandbox4j's own proxy understands) cannot be expressed,
+     * so it is refused rather than sent for the service to misread.
+     */
+    static final Pattern HOST_PATTERN = Pattern.compile("(\\*\\.)?[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*\\.?");
 
     private static final System.Logger LOG = System.getLogger(AcaBackend.class.getName());
 
@@ -235,6 +243,11 @@ public final class AcaBackend implements SandboxBackend {
         for (String host : spec.egressAllow()) {
             if (host == null || host.isBlank()) {
                 throw new IllegalArgumentException("the egress allowlist holds a blank host; name each host");
+            }
+            if (!HOST_PATTERN.matcher(host).matches()) {
+                throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot enforce the allowlist entry "
+                        + GuestText.quote(host) + ": the service's host rules match a host name, a *.suffix or an "
+                        + "IPv4 address, with no port, address pin, scheme or path; write the host alone");
             }
             Map<String, Object> rule = new LinkedHashMap<>();
             rule.put("pattern", host);

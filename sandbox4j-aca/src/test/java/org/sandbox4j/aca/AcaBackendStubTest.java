@@ -3,11 +3,13 @@ package org.sandbox4j.aca;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 
@@ -120,6 +122,22 @@ class AcaBackendStubTest {
             states.remove(first.id());
             AcaSandbox second = (AcaSandbox) backend.acquire(KEY, spec());
             assertThat(second.id()).isNotEqualTo(first.id());
+        }
+    }
+
+    @Test
+    void anAllowlistEntryAHostRuleCannotSayIsRefusedBeforeAnyRequest() throws Exception {
+        try (StubServer stub = new StubServer(this::handle)) {
+            for (String entry : List.of("pypi.org:443", "files.internal=10.0.0.5", "https://pypi.org", "[2001:db8::1]")) {
+                SandboxSpec spec = SandboxSpec.builder("k").image("python-3.13").egress(Egress.ALLOWLIST)
+                        .egressAllow(entry).build();
+                assertThatThrownBy(() -> stub.backend().acquire(KEY, spec)).as(entry)
+                        .isInstanceOf(SandboxEgressNotEnforced.class).hasMessageContaining("host rules");
+            }
+            assertThat(stub.requests).isEmpty();
+            assertThat(stub.backend().egressPolicy(SandboxSpec.builder("k").egress(Egress.ALLOWLIST)
+                    .egressAllow("PyPI.org", "*.pythonhosted.org", "203.0.113.7").build()).get("hostRules"))
+                    .asList().hasSize(3);
         }
     }
 

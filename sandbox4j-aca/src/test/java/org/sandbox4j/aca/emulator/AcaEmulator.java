@@ -6,9 +6,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
+import java.net.UnknownHostException;
 import java.net.URLEncoder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -31,7 +33,9 @@ import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -40,6 +44,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.sandbox4j.egress.EgressPolicy;
+import org.sandbox4j.egress.EgressProxy;
+import org.sandbox4j.egress.EgressRule;
+import org.sandbox4j.egress.GuestBridge;
+import org.sandbox4j.egress.GuestProxyEnvironment;
+import org.sandbox4j.egress.HostResolver;
 
 /**
  * An emulator of the Azure Container Apps Sandboxes REST data plane, as {@code sandbox4j-aca/ACA-PROTOCOL.md}
@@ -95,6 +105,10 @@ public final class AcaEmulator implements AutoCloseable {
         Path fs;
         Process init;
         long initPid;
+        /** The platform's egress proxy for this sandbox while its guest runs; null when its policy allows nothing. */
+        EgressProxy proxy;
+        /** This sandbox's short directory for the proxy socket (a unix socket path stops at 108 bytes). */
+        Path egressDir;
     }
 
     private static final class DiskImage {
@@ -136,6 +150,14 @@ public final class AcaEmulator implements AutoCloseable {
     private Duration importLatency = Duration.ZERO;
     private volatile Duration execTimeout = Duration.ofSeconds(600);
     private int pageSize;
+    /** How the platform's egress proxy resolves names; by default it knows none, so no test ever asks real DNS. */
+    private volatile HostResolver egressResolver = name -> {
+        throw new UnknownHostException(name + " (the emulator's egress resolver knows no names; see egressResolver)");
+    };
+    /** The emulated internet: public host name → the loopback server standing in for it. */
+    private final Map<String, InetSocketAddress> publicHosts = new LinkedHashMap<>();
+    private Path egressRoot;
+    private int egressDirs;
 
     private AcaEmulator() {
         for (String n : List.of("python-3.13", "node-22", "ubuntu-24.04")) {
@@ -147,6 +169,7 @@ public final class AcaEmulator implements AutoCloseable {
     public static AcaEmulator start(Path stateDir) throws IOException {
         AcaEmulator e = new AcaEmulator();
         e.stateDir = Files.createDirectories(stateDir);
+        e.egressRoot = Files.createTempDirectory("s4ja");
         e.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         e.executor = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "aca-emulator");
@@ -260,6 +283,28 @@ public final class AcaEmulator implements AutoCloseable {
         return this;
     }
 
+    /**
+     * How the platform's egress proxy resolves the names an allowlisting sandbox asks for. The default knows no name
+     * at all (every lookup fails), so no test traffic ever depends on, or reaches, real DNS. Whatever it answers, the
+     * proxy refuses loopback, private, link-local and metadata addresses for every name except a {@link #publicHost}.
+     */
+    public AcaEmulator egressResolver(HostResolver resolver) {
+        egressResolver = java.util.Objects.requireNonNull(resolver, "resolver");
+        return this;
+    }
+
+    /**
+     * The emulated internet: {@code name} is a public host, served on this machine by the loopback server at
+     * {@code server}. A host rule naming it exactly sends the guest there (and only to that port), as the service's
+     * proxy would send it to the public host; every other name is resolved by {@link #egressResolver}.
+     */
+    public AcaEmulator publicHost(String name, InetSocketAddress server) {
+        synchronized (lock) {
+            publicHosts.put(name.toLowerCase(Locale.ROOT), server);
+        }
+        return this;
+    }
+
     /** Replaces the public (prebuilt) disk-image catalogue. */
     public AcaEmulator publicCatalogue(String... names) {
         synchronized (lock) {
@@ -299,6 +344,7 @@ public final class AcaEmulator implements AutoCloseable {
                 if (s != null) {
                     stopGuest(s);
                     removeTree(s.fs.getParent());
+                    removeEgressDir(s);
                     return;
                 }
             }
@@ -397,6 +443,9 @@ public final class AcaEmulator implements AutoCloseable {
         }
         if (executor != null) {
             executor.shutdownNow();
+        }
+        if (egressRoot != null) {
+            removeTree(egressRoot);
         }
     }
 
@@ -645,6 +694,7 @@ public final class AcaEmulator implements AutoCloseable {
                 if (s.goneAt != null && !now.isBefore(s.goneAt)) {
                     it.remove();
                     removeTree(s.fs.getParent());
+                    removeEgressDir(s);
                 }
                 continue;
             }
@@ -775,6 +825,12 @@ public final class AcaEmulator implements AutoCloseable {
         throw new HttpError(400, "InvalidRequest", "sourcesRef.diskImage needs {id} or {name, isPublic:true}");
     }
 
+    /**
+     * The policy's shape (ASSUMED: the service's validation is not established), then what the emulator enforces:
+     * a Deny default (absent reads as Deny, the service's deny-by-default egress) with Allow host rules, each pattern
+     * a host name, {@code *.suffix} or an IP address. Any other policy is refused with 501 {@code NotEmulated} rather
+     * than stored unenforced: an emulator that says it allows less than it does would make a refusal probe pass.
+     */
     private static void validateEgress(Object p) {
         if (!(p instanceof Map)) {
             throw new HttpError(400, "InvalidRequest", "egressPolicy must be an object");
@@ -799,8 +855,37 @@ public final class AcaEmulator implements AutoCloseable {
                         || !Set.of("Allow", "Deny").contains(((Map<?, ?>) r).get("action"))) {
                     throw new HttpError(400, "InvalidRequest", "each host rule needs a pattern and action Allow|Deny");
                 }
+                String pattern = (String) ((Map<?, ?>) r).get("pattern");
+                if (!isHostPattern(pattern)) {
+                    throw new HttpError(400, "InvalidRequest", "host rule pattern '" + pattern + "' is not a host "
+                            + "name, *.suffix or IP address");
+                }
+                if (!"Allow".equals(((Map<?, ?>) r).get("action"))) {
+                    throw notEmulated("host rules with action Deny");
+                }
             }
         }
+        if ("Allow".equals(da)) {
+            throw notEmulated("defaultAction Allow (an open network)");
+        }
+        if (m.get("rules") instanceof List<?> rules && !rules.isEmpty()) {
+            throw notEmulated("request rules ('rules')");
+        }
+    }
+
+    /** A host name, {@code *.suffix} or IP address: no port, pin, scheme or path. */
+    private static boolean isHostPattern(String pattern) {
+        try {
+            EgressRule rule = EgressRule.parse(pattern);
+            return rule.pin().isEmpty() && rule.ports().equals(EgressRule.DEFAULT_PORTS);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private static HttpError notEmulated(String what) {
+        return new HttpError(501, "NotEmulated", "the emulator enforces only a Deny default with Allow host rules; it "
+                + "does not emulate " + what);
     }
 
     private Map<String, Object> view(Sandbox s) {
@@ -941,12 +1026,17 @@ public final class AcaEmulator implements AutoCloseable {
         }
     }
 
-    private Object setEgress(String gp, String id, Map<String, Object> b) {
+    private Object setEgress(String gp, String id, Map<String, Object> b) throws IOException {
         synchronized (lock) {
             Sandbox s = sandbox(gp, id);
             requireRunning(s);
             validateEgress(b);
             s.egressPolicy = b;
+            if (s.init != null && s.init.isAlive()) {
+                // The guest keeps its mount of the socket directory; a new proxy on the same path takes over.
+                stopEgress(s);
+                startEgress(s);
+            }
             return b;
         }
     }
@@ -978,11 +1068,13 @@ public final class AcaEmulator implements AutoCloseable {
         }
         Path fs;
         long initPid;
+        boolean egress;
         synchronized (lock) {
             Sandbox s = sandbox(gp, id);
             requireRunning(s);
             fs = s.fs;
             initPid = guestInit(s);
+            egress = s.proxy != null;
         }
         String wd = wdv == null || ((String) wdv).isEmpty() ? "/" : guestPath((String) wdv);
         if (!wd.equals("/") && !Files.isDirectory(resolve(fs, wd, true))) {
@@ -993,11 +1085,20 @@ public final class AcaEmulator implements AutoCloseable {
         try {
             // Enter the sandbox's long-lived namespaces (so what one exec starts in the background outlives it, as on
             // the service) as the guest user, no new privileges, no capabilities left after the exec of sh.
-            List<String> argv = inCgroups(id, List.of("/usr/bin/setpriv", "--no-new-privs", "/usr/bin/nsenter", "-t",
+            List<String> argv = new ArrayList<>(List.of("/usr/bin/setpriv", "--no-new-privs", "/usr/bin/nsenter", "-t",
                     Long.toString(initPid), "-U", "-m", "-p", "-n", "-i", "-u", "-S", "65534", "-G", "65534", "-r",
-                    "-W", wd, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/", "sh", "-c", (String) cmd));
+                    "-W", wd, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/"));
+            List<String> command = List.of("sh", "-c", (String) cmd);
+            if (egress) {
+                // The platform's way out, as an allowlisting guest sees it: every client pointed at 127.0.0.1:3128,
+                // which a bridge forwards to the proxy's socket; the guest has no other network device than lo.
+                GuestProxyEnvironment.variables().forEach((name, value) -> argv.add(name + "=" + value));
+                argv.addAll(GuestBridge.argv(GUEST_EGRESS_DIRECTORY + "/" + EGRESS_SOCKET, command));
+            } else {
+                argv.addAll(command);
+            }
             long t0 = System.nanoTime();
-            Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+            Process p = new ProcessBuilder(inCgroups(id, argv)).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             boolean done;
             try {
@@ -1032,10 +1133,18 @@ public final class AcaEmulator implements AutoCloseable {
         all.forEach(ProcessHandle::destroyForcibly);
     }
 
+    /** The guest's one long-lived command; its appearance means bubblewrap has finished setting the guest up. */
+    private static final List<String> GUEST_HOLDER = List.of("sleep", "infinity");
+    /** Where an allowlisting sandbox's guest finds the platform's egress proxy socket. */
+    public static final String GUEST_EGRESS_DIRECTORY = "/run/aca-egress";
+    private static final String EGRESS_SOCKET = "sock";
+
     /**
-     * The host pid of the sandbox's namespace init (pid 1 inside), starting the guest if it is not up: bubblewrap with
-     * the guest root bound as {@code /}, host {@code /usr} read-only over it, fresh /proc, /dev and /tmp, every
-     * namespace unshared (no network), uid/gid 65534, no capabilities, cleared environment. Caller holds the lock.
+     * The host pid of a process inside the sandbox's guest, starting the guest if it is not up: bubblewrap with the
+     * guest root bound as {@code /}, host {@code /usr} read-only over it, fresh /proc, /dev, /tmp and /run, every
+     * namespace unshared (no network device but {@code lo}), uid/gid 65534, no capabilities, cleared environment.
+     * The guest also gets its egress directory, read-only, at {@value #GUEST_EGRESS_DIRECTORY}, where the socket of
+     * the platform's egress proxy is while the sandbox's policy allows any host. Caller holds the lock.
      */
     private long guestInit(Sandbox s) throws IOException {
         if (s.init != null && s.init.isAlive() && s.initPid > 0) {
@@ -1044,29 +1153,29 @@ public final class AcaEmulator implements AutoCloseable {
         stopGuest(s);
         guestLayout(s.fs);
         makeCgroups(s);
-        List<String> argv = inCgroups(s.id, List.of(BWRAP, "--bind", s.fs.toString(), "/", "--unshare-all", "--die-with-parent",
-                "--new-session", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-                "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-                "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir", "/", "--", "sleep", "infinity"));
-        Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+        startEgress(s);
+        List<String> bwrap = new ArrayList<>(List.of(BWRAP, "--bind", s.fs.toString(), "/", "--unshare-all",
+                "--die-with-parent", "--new-session", "--unshare-user", "--uid", "65534", "--gid", "65534",
+                "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                "--tmpfs", "/run"));
+        // Mounted even while the policy allows nothing, so a policy replaced later reaches a running guest.
+        bwrap.addAll(List.of("--ro-bind", s.egressDir.toString(), GUEST_EGRESS_DIRECTORY));
+        bwrap.addAll(List.of("--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir", "/", "--"));
+        bwrap.addAll(GUEST_HOLDER);
+        Process p = new ProcessBuilder(inCgroups(s.id, bwrap))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(stateDir.resolve("sandboxes").resolve(s.id).resolve("init.err").toFile()).start();
         s.init = p;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        Path children = Path.of("/proc", Long.toString(p.pid()), "task", Long.toString(p.pid()), "children");
         while (System.nanoTime() < deadline && p.isAlive()) {
-            try {
-                String c = Files.readString(children).trim();
-                if (!c.isEmpty()) {
-                    long pid = Long.parseLong(c.split("\\s+")[0]);
-                    Path ns = Path.of("/proc", Long.toString(pid), "ns", "pid");
-                    if (!Files.readSymbolicLink(ns).equals(Files.readSymbolicLink(Path.of("/proc/self/ns/pid")))) {
-                        s.initPid = pid;
-                        return pid;
-                    }
-                }
-            } catch (NoSuchFileException ignored) {
-                // not there yet
+            // Not bubblewrap's own first child, which exists before its user map, mounts and root are in place (an
+            // nsenter into it then fails to setgid, or lands on the host's root): the command it runs once they are.
+            long holder = p.toHandle().descendants().mapToLong(ProcessHandle::pid).filter(AcaEmulator::isGuestHolder)
+                    .findFirst().orElse(0);
+            if (holder > 0) {
+                s.initPid = holder;
+                return holder;
             }
             try {
                 Thread.sleep(10);
@@ -1077,6 +1186,82 @@ public final class AcaEmulator implements AutoCloseable {
         }
         stopGuest(s);
         throw new HttpError(500, "InternalServerError", "emulator: the sandbox's guest did not start");
+    }
+
+    /**
+     * Starts the platform's egress proxy for the sandbox's stored policy when that allows any host; a policy that
+     * allows none leaves the guest with no way out at all. Caller holds the lock.
+     */
+    private void startEgress(Sandbox s) throws IOException {
+        if (s.egressDir == null) {
+            s.egressDir = Files.createDirectory(egressRoot.resolve(Integer.toString(++egressDirs)));
+        }
+        Optional<EgressPolicy> policy = enforced(s.egressPolicy);
+        if (policy.isEmpty()) {
+            return;
+        }
+        Path socket = s.egressDir.resolve(EGRESS_SOCKET);
+        Files.deleteIfExists(socket);
+        try {
+            s.proxy = EgressProxy.start(socket, policy.get(), EgressProxy.Settings.defaults()
+                    .withResolver(egressResolver));
+        } catch (RuntimeException e) {
+            throw new HttpError(500, "InternalServerError", "emulator: the egress proxy did not start: " + e);
+        }
+    }
+
+    private static void removeEgressDir(Sandbox s) {
+        if (s.egressDir != null) {
+            removeTree(s.egressDir);
+            s.egressDir = null;
+        }
+    }
+
+    private static void stopEgress(Sandbox s) {
+        if (s.proxy != null) {
+            s.proxy.close();
+            s.proxy = null;
+        }
+    }
+
+    /**
+     * A stored Deny-default policy as the proxy enforces it: one allowlist entry per Allow host rule, or empty when
+     * there is none. A pattern naming a {@link #publicHost} is pinned to its loopback server and port; any other
+     * admits ports 80 and 443 (ASSUMED: the service's rules name hosts, not ports) at what the resolver answers.
+     * Caller holds the lock; the policy passed {@link #validateEgress}.
+     */
+    private Optional<EgressPolicy> enforced(Object stored) {
+        if (!(stored instanceof Map<?, ?> policy) || !(policy.get("hostRules") instanceof List<?> rules)) {
+            return Optional.empty();
+        }
+        List<String> entries = new ArrayList<>();
+        for (Object item : rules) {
+            Map<?, ?> rule = (Map<?, ?>) item;
+            if ("Allow".equals(rule.get("action"))) {
+                String pattern = (String) rule.get("pattern");
+                InetSocketAddress server = publicHosts.get(pattern.toLowerCase(Locale.ROOT));
+                entries.add(server == null ? pattern : pattern + ":" + server.getPort() + "="
+                        + literal(server.getAddress()));
+            }
+        }
+        return entries.isEmpty() ? Optional.empty() : Optional.of(EgressPolicy.parse(entries));
+    }
+
+    private static String literal(InetAddress address) {
+        return address instanceof Inet6Address ? "[" + address.getHostAddress() + "]" : address.getHostAddress();
+    }
+
+    /** Whether {@code pid} runs {@link #GUEST_HOLDER} in a pid namespace other than ours. */
+    private static boolean isGuestHolder(long pid) {
+        try {
+            Path proc = Path.of("/proc", Long.toString(pid));
+            String cmdline = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8);
+            return cmdline.equals(String.join("\0", GUEST_HOLDER) + "\0")
+                    && !Files.readSymbolicLink(proc.resolve("ns/pid")).equals(Files.readSymbolicLink(
+                            Path.of("/proc/self/ns/pid")));
+        } catch (IOException gone) {
+            return false;
+        }
     }
 
     /** Ends the sandbox's guest: its init and so (pid namespace) every process in it; /tmp goes with it. */
@@ -1091,6 +1276,7 @@ public final class AcaEmulator implements AutoCloseable {
         }
         s.init = null;
         s.initPid = 0;
+        stopEgress(s);
         removeCgroups(s.id);
     }
 
@@ -1188,7 +1374,7 @@ public final class AcaEmulator implements AutoCloseable {
      */
     private static void guestLayout(Path fs) throws IOException {
         synchronized (AcaEmulator.class) {
-            for (String d : List.of("usr", "proc", "dev", "tmp")) {
+            for (String d : List.of("usr", "proc", "dev", "tmp", "run")) {
                 Path h = fs.resolve(d);
                 if (Files.exists(h, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)) {
                     Files.delete(h);

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.sandbox4j.aca.emulator.Json.obj;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.math.BigDecimal;
 import java.net.URLEncoder;
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sandbox4j.testkit.tck.LoopbackHttpServer;
 
 /** The emulator driven over real HTTP on loopback with java.net.http, as the backend will drive it. */
 class AcaEmulatorTest {
@@ -372,6 +375,55 @@ class AcaEmulatorTest {
         assertThat(body(json("GET", sb(id), null)).get("egressPolicy")).isEqualTo(closed);
         assertThat(json("POST", sb(id) + "/egresspolicy", obj("defaultAction", "Maybe")).statusCode()).isEqualTo(400);
         assertThat(body(json("GET", sb(id) + "/egress-decisions", null)).get("value")).isEqualTo(List.of());
+    }
+
+    /** What curl in the guest got from {@code url}: the status, or 000 when nothing answered. */
+    private String curl(String id, String options, URI url) throws Exception {
+        HttpResponse<byte[]> r = exec(id, "curl -s -o /dev/null -w '%{http_code}' --max-time 10 " + options + " '" + url
+                + "'", null);
+        assertThat(r.statusCode()).as(text(r)).isEqualTo(200);
+        return (String) body(r).get("stdout");
+    }
+
+    @Test
+    void theStoredEgressPolicyIsEnforcedByTheProxyAndFollowsItsReplacement() throws Exception {
+        try (LoopbackHttpServer allowed = LoopbackHttpServer.start("allowed");
+                LoopbackHttpServer other = LoopbackHttpServer.start("other")) {
+            emu.publicHost("allowed.example.test", new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                    allowed.port()));
+            Map<String, Object> allow = obj("defaultAction", "Deny", "trafficInspection", "Full", "hostRules",
+                    List.of(obj("pattern", "allowed.example.test", "action", "Allow")));
+            HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes", obj("sourcesRef", obj("diskImage",
+                    obj("name", "python-3.13", "isPublic", true)), "egressPolicy", allow));
+            String id = (String) body(r).get("id");
+            assertThat(state(id)).isEqualTo("Running");
+
+            // Deny by default, one Allow rule: the public host is reached through the proxy, nothing else is.
+            assertThat(curl(id, "", allowed.url("allowed.example.test"))).isEqualTo("200");
+            assertThat(allowed.requests()).isEqualTo(1);
+            assertThat(curl(id, "", other.url())).isNotEqualTo("200");
+            // ... and only at its own port: the same name on another loopback port is not that host.
+            assertThat(curl(id, "", other.url("allowed.example.test"))).isNotEqualTo("200");
+            assertThat(curl(id, "--noproxy '*'", other.url())).isEqualTo("000");
+            assertThat(other.requests()).isZero();
+            Map<String, Object> env = body(exec(id, "echo \"$https_proxy|$JAVA_TOOL_OPTIONS\"", null));
+            assertThat((String) env.get("stdout")).contains("http://127.0.0.1:3128|-Dhttp.proxyHost=127.0.0.1");
+
+            // A replaced policy takes effect in the running guest: closed, then open again.
+            Map<String, Object> closed = obj("defaultAction", "Deny", "hostRules", List.of());
+            assertThat(json("POST", sb(id) + "/egresspolicy", closed).statusCode()).isEqualTo(200);
+            assertThat(curl(id, "", allowed.url("allowed.example.test"))).isNotEqualTo("200");
+            assertThat(allowed.requests()).isEqualTo(1);
+            assertThat(json("POST", sb(id) + "/egresspolicy", allow).statusCode()).isEqualTo(200);
+            assertThat(curl(id, "", allowed.url("allowed.example.test"))).isEqualTo("200");
+
+            // What the emulator cannot enforce it refuses, rather than storing it unenforced.
+            assertThat(json("POST", sb(id) + "/egresspolicy", obj("defaultAction", "Allow")).statusCode())
+                    .isEqualTo(501);
+            assertThat(json("POST", sb(id) + "/egresspolicy", obj("defaultAction", "Deny", "hostRules",
+                    List.of(obj("pattern", "a.example.test:443", "action", "Allow")))).statusCode()).isEqualTo(400);
+            assertThat(body(json("GET", sb(id), null)).get("egressPolicy")).isEqualTo(allow);
+        }
     }
 
     @Test
