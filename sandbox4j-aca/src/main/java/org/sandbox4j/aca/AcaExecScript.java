@@ -17,6 +17,9 @@ import org.sandbox4j.core.PosixShell;
  * <ul>
  *   <li>runs the command line in its own {@code sh -c}, under {@code timeout -s KILL}, which
  *       makes its own process group and kills the whole group when the caller's bound expires;</li>
+ *   <li>records the command's exit status from a shell of its own that waits for the command, so
+ *       whether the command finished or was killed is known from that record, never guessed from
+ *       the code: a command that exits 137 or 124 by itself is an ordinary result;</li>
  *   <li>feeds stdin from a file the backend uploaded beforehand (removed afterwards), or from
  *       {@code /dev/null};</li>
  *   <li>marks everything the command starts with a per-call {@link #CALL_VARIABLE}, and after a
@@ -36,6 +39,8 @@ final class AcaExecScript {
     static final String EXIT = "@@sandbox4j-exit@@";
     static final String CAPPED = "@@sandbox4j-capped@@";
     static final String MISSING = "@@sandbox4j-missing@@";
+    /** Printed before the exit line when the command did not finish by itself: its group was killed. */
+    static final String KILLED = "@@sandbox4j-killed@@";
     /** What the wrapper needs in the guest besides a POSIX sh. */
     static final List<String> REQUIRED_COMMANDS = List.of("timeout", "base64", "mktemp", "wc", "sleep", "rm");
 
@@ -51,6 +56,11 @@ final class AcaExecScript {
     private static final int CALL_KEY_BYTES = 16;
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
+    /*
+     * Variables: t timeout, cap output cap, i stdin file, l command line, k call key; o, e the output files; r the
+     * status record; p the group (timeout's pid); x 1 when the cap was hit; w timeout's own exit; c the command's
+     * recorded status; d 1 when there is none (the group was killed before the command finished).
+     */
     private static final String SCRIPT = String.join("\n",
             "t=$1; cap=$2; i=$3; l=$4; k=$5",
             "for c in " + String.join(" ", REQUIRED_COMMANDS) + "; do",
@@ -58,8 +68,10 @@ final class AcaExecScript {
             "done",
             "o=$(mktemp) || exit 125",
             "e=$(mktemp) || { rm -f -- \"$o\"; exit 125; }",
+            "r=$(mktemp) || { rm -f -- \"$o\" \"$e\"; exit 125; }",
             "[ -n \"$i\" ] || i=/dev/null",
-            CALL_VARIABLE + "=\"$k\" timeout -s KILL \"$t\" sh -c \"$l\" <\"$i\" >\"$o\" 2>\"$e\" &",
+            CALL_VARIABLE + "=\"$k\" timeout -s KILL \"$t\" sh -c 'sh -c \"$1\"; printf %s \"$?\" >\"$2\"' "
+                    + "sandbox4j-run \"$l\" \"$r\" <\"$i\" >\"$o\" 2>\"$e\" &",
             "p=$!",
             "x=0",
             "while kill -0 \"$p\" 2>/dev/null; do",
@@ -67,8 +79,10 @@ final class AcaExecScript {
             "  if [ \"$n\" -gt \"$cap\" ]; then x=1; kill -KILL -\"$p\" 2>/dev/null; kill -KILL \"$p\" 2>/dev/null; break; fi",
             "  sleep 0.05",
             "done",
-            "wait \"$p\"; c=$?",
-            "case \"$x:$c\" in 1:*|*:124|*:137)",
+            "wait \"$p\"; w=$?",
+            "c=$(cat -- \"$r\" 2>/dev/null); d=0",
+            "case \"$c\" in ''|*[!0-9]*) d=1; c=$w ;; esac",
+            "if [ \"$x\" = 1 ] || [ \"$d\" = 1 ]; then",
             "  for pass in 1 2 3; do",
             "    for q in /proc/[0-9]*; do",
             "      [ \"${q#/proc/}\" = \"$$\" ] && continue",
@@ -76,14 +90,16 @@ final class AcaExecScript {
             "        *\"" + CALL_VARIABLE + "=$k\"*) kill -KILL \"${q#/proc/}\" 2>/dev/null ;;",
             "      esac",
             "    done",
-            "  done ;;",
-            "esac",
+            "  done",
+            "fi",
+            "rm -f -- \"$r\"",
             "[ \"$i\" = /dev/null ] || rm -f -- \"$i\"",
             "if [ \"$x\" = 1 ]; then printf '%s\\n' '" + CAPPED + "'; rm -f -- \"$o\" \"$e\"; exit 0; fi",
             "n=$(( $(wc -c <\"$o\") + $(wc -c <\"$e\") ))",
             "if [ \"$n\" -gt \"$cap\" ]; then printf '%s\\n' '" + CAPPED + "'; rm -f -- \"$o\" \"$e\"; exit 0; fi",
             "printf '%s\\n' '" + OUT + "'; base64 <\"$o\"",
             "printf '%s\\n' '" + ERR + "'; base64 <\"$e\"",
+            "[ \"$d\" = 0 ] || printf '%s\\n' '" + KILLED + "'",
             "printf '" + EXIT + " %s\\n' \"$c\"",
             "rm -f -- \"$o\" \"$e\"");
 
@@ -130,7 +146,12 @@ final class AcaExecScript {
     sealed interface Outcome permits Finished, Capped, Missing, Unreadable {
     }
 
-    record Finished(byte[] stdout, byte[] stderr, int exitCode) implements Outcome {
+    /**
+     * The command's streams and exit code; {@code killed} when it did not finish by itself (its
+     * process group was killed: by the wrapper's timeout, or by something else), in which case the
+     * code is {@code timeout}'s.
+     */
+    record Finished(byte[] stdout, byte[] stderr, int exitCode, boolean killed) implements Outcome {
     }
 
     record Capped() implements Outcome {
@@ -161,9 +182,11 @@ final class AcaExecScript {
         if (out != 0 || err < out || exit < err) {
             return new Unreadable("markers missing or out of order");
         }
+        boolean killed = exit > err + 1 && lines[exit - 1].equals(KILLED);
         try {
             int code = Integer.parseInt(lines[exit].substring(EXIT.length() + 1).strip());
-            return new Finished(decode(lines, out + 1, err), decode(lines, err + 1, exit), code);
+            return new Finished(decode(lines, out + 1, err), decode(lines, err + 1, killed ? exit - 1 : exit), code,
+                    killed);
         } catch (IllegalArgumentException e) {
             return new Unreadable(e.getMessage());
         }

@@ -47,8 +47,6 @@ final class AcaSandbox implements Sandbox {
     /** Where uploaded stdin waits for its exec (outside any work dir; removed by the wrapper). */
     static final String STDIN_DIRECTORY = "/var/tmp";
     private static final int STDIN_NAME_BYTES = 12;
-    private static final int KILLED_BY_TIMEOUT = 137;
-    private static final int TIMEOUT_STATUS = 124;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(AcaSandbox.class.getName());
 
@@ -127,8 +125,10 @@ final class AcaSandbox implements Sandbox {
                     + "back (details in the log)");
         }
         AcaExecScript.Finished finished = (AcaExecScript.Finished) outcome;
-        if ((finished.exitCode() == KILLED_BY_TIMEOUT || finished.exitCode() == TIMEOUT_STATUS)
-                && elapsed.compareTo(options.timeout()) >= 0) {
+        // Decided from the wrapper's record (the command did not finish, its group was killed) and the clock, never
+        // from the code: a command may exit 137 or 124 by itself. A group killed before the bound by something else
+        // (the command's own kill 0, the kernel's OOM killer) is an ordinary result with timeout's code.
+        if (finished.killed() && elapsed.compareTo(options.timeout()) >= 0) {
             throw timeout(command, options);
         }
         options.listener().ifPresent(listener -> {

@@ -76,6 +76,7 @@ class AcaExecScriptTest {
         long started = System.nanoTime();
         AcaExecScript.Finished finished = (AcaExecScript.Finished) AcaExecScript.parse(run(line));
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+        assertThat(finished.killed()).isTrue();
         assertThat(finished.exitCode()).isEqualTo(137);
         Thread.sleep(2500);
         assertThat(marker).doesNotExist();
@@ -87,9 +88,26 @@ class AcaExecScriptTest {
         String line = AcaExecScript.line("setsid sh -c 'sleep 2; touch " + marker + "' & sleep 30",
                 Map.of(), Duration.ofMillis(500), 1000, Optional.empty());
         AcaExecScript.Finished finished = (AcaExecScript.Finished) AcaExecScript.parse(run(line));
-        assertThat(finished.exitCode()).isEqualTo(137);
+        assertThat(finished.killed()).isTrue();
         Thread.sleep(2500);
         assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void aCommandsOwnExit137Or124IsAnOrdinaryResultNotAKill() throws Exception {
+        for (int code : new int[] {137, 124}) {
+            String line = AcaExecScript.line("echo before; exit " + code, Map.of(), Duration.ofSeconds(10), 1000,
+                    Optional.empty());
+            AcaExecScript.Finished finished = (AcaExecScript.Finished) AcaExecScript.parse(run(line));
+            assertThat(finished.exitCode()).as("exit " + code).isEqualTo(code);
+            assertThat(finished.killed()).as("exit " + code).isFalse();
+            assertThat(finished.stdout()).asString().isEqualTo("before\n");
+        }
+        // A command killed by a signal it sent itself is recorded as finished, with the shell's 128 + 9.
+        AcaExecScript.Finished selfKilled = (AcaExecScript.Finished) AcaExecScript.parse(run(AcaExecScript.line(
+                "sh -c 'kill -KILL $$'", Map.of(), Duration.ofSeconds(10), 1000, Optional.empty())));
+        assertThat(selfKilled.exitCode()).isEqualTo(137);
+        assertThat(selfKilled.killed()).isFalse();
     }
 
     @Test
