@@ -31,8 +31,10 @@ import org.sandbox4j.core.TransferLimits;
  * Azure Container Apps Sandboxes (hardware-isolated microVMs) over the REST data plane, as
  * pinned in {@code ACA-PROTOCOL.md}. Declares {@link Isolation#MICROVM}, egress
  * {@link Egress#ALLOWLIST} and {@link Egress#CLOSED} (never unrestricted), EXEC, FILES_IN,
- * FILES_OUT, FILES_LIST and HOST_TOOLS (a process started by one exec outlives it on the
- * service), and the reference's limits: 32 MiB per file, 128 MiB in total, 128 files, both ways.
+ * FILES_OUT, FILES_LIST, FILES_DELETE (beyond the reference, which withholds it: removal here is
+ * POSIX {@code rm} in the guest, which never follows a link) and HOST_TOOLS (a process started by
+ * one exec outlives it on the service), and the reference's limits: 32 MiB per file, 128 MiB in
+ * total, 128 files, both ways.
  *
  * <h2>Acquire</h2>
  * Creates carry no client-chosen name, so get-or-create is serialised per
@@ -85,7 +87,7 @@ public final class AcaBackend implements SandboxBackend {
 
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
-                    Capability.HOST_TOOLS)
+                    Capability.FILES_DELETE, Capability.HOST_TOOLS)
             .egressModes(Egress.ALLOWLIST, Egress.CLOSED)
             .limits(new SandboxLimits(TRANSFER_LIMITS, TRANSFER_LIMITS))
             .build();

@@ -141,11 +141,6 @@ final class AcaClient {
                 "true"), content, "application/octet-stream", timeout, AcaHttp.Replay.SAFE));
     }
 
-    AcaHttp.Response delete(String id, String path, boolean recursive) {
-        return http.send(new AcaHttp.Call("DELETE", sandboxPath(id) + "/files", AcaHttp.query("path", path,
-                "recursive", Boolean.toString(recursive)), null, null, timeout, AcaHttp.Replay.SAFE));
-    }
-
     // ---------------------------------------------------------------- images
 
     /** The prebuilt catalogue's names. */

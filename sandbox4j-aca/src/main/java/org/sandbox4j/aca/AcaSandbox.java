@@ -21,6 +21,7 @@ import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.GuestPaths;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.NoFollowStat;
+import org.sandbox4j.core.PosixShell;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
@@ -47,6 +48,8 @@ final class AcaSandbox implements Sandbox {
     /** Where uploaded stdin waits for its exec (outside any work dir; removed by the wrapper). */
     static final String STDIN_DIRECTORY = "/var/tmp";
     private static final int STDIN_NAME_BYTES = 12;
+    /** Where commands the backend runs for itself start. */
+    private static final String ROOT = "/";
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(AcaSandbox.class.getName());
 
@@ -248,7 +251,14 @@ final class AcaSandbox implements Sandbox {
         return result;
     }
 
-    /** Implemented as the reference does, though the backend withholds FILES_DELETE. */
+    /**
+     * Removes what {@code path} names, never what a link there points to. The removal itself is
+     * {@code rm -f} or {@code rm -rf} run through {@code executeShellCommand} (the path POSIX-quoted),
+     * not the files API's DELETE: POSIX {@code rm} unlinks a link operand and never follows a link
+     * inside a tree, whereas whether the service's DELETE follows links is not established, and a
+     * guess that is wrong would delete outside the working directory. The path is confined and its
+     * ancestors walked first; afterwards a raw stat checks that it is gone.
+     */
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
         String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
@@ -264,11 +274,19 @@ final class AcaSandbox implements Sandbox {
             throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was removed: pass "
                     + "recursive = true to remove it and everything under it");
         }
-        AcaHttp.Response response = client.delete(id, confined, recursive);
-        if (response.status() != 404 && !response.ok()) {
-            client.failed(response, "remove " + GuestText.quote(path));
-            throw new SandboxFileException("the service refused to remove " + GuestText.quote(path)
-                    + " (details in the log)");
+        String operation = "remove " + GuestText.quote(path);
+        String line = PosixShell.join(List.of("rm", recursive ? "-rf" : "-f", "--", confined));
+        Map<String, Object> result;
+        try {
+            result = client.object(answer(client.exec(id, line, ROOT, backend.config().readTimeout()), operation));
+        } catch (AcaHttp.AcaTimeout timedOut) {
+            throw new SandboxTimeoutException("removing " + GuestText.quote(path) + " did not finish within the read "
+                    + "timeout; whether anything was removed is unknown");
+        }
+        if (!(result.get("exitCode") instanceof BigDecimal code) || code.signum() != 0 || rawEntry(confined).isPresent()) {
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': " + operation + " in " + id + " answered "
+                    + AcaJson.write(result));
+            throw new SandboxFileException("the sandbox could not " + operation + " (details in the log)");
         }
     }
 
