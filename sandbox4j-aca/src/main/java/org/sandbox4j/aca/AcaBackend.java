@@ -48,9 +48,10 @@ import org.sandbox4j.core.TransferLimits;
  *
  * <h2>Ownership</h2>
  * Every sandbox is labelled {@code scope}, {@code thread}, {@code agent}, {@code kind} (values
- * hashed, never truncated, when they do not fit; {@link AcaLabels}). {@link #disposeScope} asks the
- * service for every sandbox with the conversation's labels, so a replica that never created a
- * sandbox deletes it; this process's own record is added for a listing that lags.
+ * hashed, never truncated, when they do not fit; {@link AcaLabels}). {@link #dispose} and
+ * {@link #disposeScope} ask the service for every sandbox with the key's or the conversation's
+ * labels, so a replica that never created a sandbox deletes it; this process's own record is
+ * added for a listing that lags.
  *
  * <h2>Credentials</h2>
  * The token supplier is called on the host for each request; no token, credential or host
@@ -413,21 +414,19 @@ public final class AcaBackend implements SandboxBackend {
 
     // ---------------------------------------------------------------- dispose
 
-    /** This process's sandboxes for {@code key}, every kind; an unknown key asks the service nothing. */
+    /**
+     * Every sandbox of {@code key}, every kind: the service's listing by the {@code scope},
+     * {@code thread} and {@code agent} labels, united with this process's record, deleted in sorted
+     * order. So a replica that never created them (or a restarted JVM) disposes of them too; the
+     * reference asks only its own record. Never throws.
+     */
     @Override
     public void dispose(SandboxKey key) {
         if (key == null) {
             return;
         }
-        for (Map.Entry<Slot, Known> entry : List.copyOf(registry.entrySet())) {
-            Slot slot = entry.getKey();
-            if (slot.in(key.scope(), key.threadId()) && slot.agentDir().equals(key.agentDir())
-                    && registry.remove(slot, entry.getValue())) {
-                if (deleteQuietly(entry.getValue().id())) {
-                    LOG.log(Level.INFO, () -> "backend '" + name() + "': released sandbox " + entry.getValue().id());
-                }
-            }
-        }
+        deleteOwned(slot -> slot.in(key.scope(), key.threadId()) && slot.agentDir().equals(key.agentDir()),
+                AcaLabels.forKey(key), "the key's");
     }
 
     /**
@@ -439,26 +438,33 @@ public final class AcaBackend implements SandboxBackend {
         if (scope == null || threadId == null) {
             return 0;
         }
+        return deleteOwned(slot -> slot.in(scope, threadId), AcaLabels.conversation(scope, threadId),
+                "the conversation's");
+    }
+
+    /** Forgets and deletes what this process made for matching slots and what the service lists by {@code labels}. */
+    private int deleteOwned(java.util.function.Predicate<Slot> mine, Map<String, String> labels, String whose) {
         TreeSet<String> ids = new TreeSet<>();
         for (Map.Entry<Slot, Known> entry : List.copyOf(registry.entrySet())) {
-            if (entry.getKey().in(scope, threadId) && registry.remove(entry.getKey(), entry.getValue())) {
+            if (mine.test(entry.getKey()) && registry.remove(entry.getKey(), entry.getValue())) {
                 ids.add(entry.getValue().id());
             }
         }
         try {
-            for (Map<String, Object> sandbox : client.listSandboxes(AcaLabels.conversation(scope, threadId))) {
+            for (Map<String, Object> sandbox : client.listSandboxes(labels)) {
                 if (!state(sandbox).equals("deleting")) {
                     ids.add(AcaJson.text(sandbox, "id"));
                 }
             }
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not list the conversation's sandboxes; only "
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not list " + whose + " sandboxes; only "
                     + "this process's own are deleted: " + ErrorDetail.of(e));
         }
         int deleted = 0;
         for (String id : ids) {
             if (deleteQuietly(id)) {
                 deleted++;
+                LOG.log(Level.INFO, () -> "backend '" + name() + "': released sandbox " + id);
             }
         }
         return deleted;

@@ -43,8 +43,7 @@ final class AcaLabels {
 
     /** The labels of a new sandbox: the key's three, the kind, then the spec's own. */
     static Map<String, String> forSandbox(SandboxKey key, String kind, Map<String, String> specLabels) {
-        Map<String, String> labels = conversation(key.scope(), key.threadId());
-        labels.put(AGENT, value(key.agentDir()));
+        Map<String, String> labels = forKey(key);
         labels.put(KIND, value(kind));
         for (Map.Entry<String, String> label : specLabels.entrySet()) {
             String labelKey = label.getKey();
@@ -57,6 +56,13 @@ final class AcaLabels {
             }
             labels.put(labelKey, value(label.getValue()));
         }
+        return labels;
+    }
+
+    /** The three labels that find every sandbox of one key (every kind). */
+    static Map<String, String> forKey(SandboxKey key) {
+        Map<String, String> labels = conversation(key.scope(), key.threadId());
+        labels.put(AGENT, value(key.agentDir()));
         return labels;
     }
 
