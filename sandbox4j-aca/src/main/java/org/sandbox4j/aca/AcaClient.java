@@ -50,10 +50,13 @@ final class AcaClient {
         return Optional.of(object(require(response, "read sandbox " + id)));
     }
 
-    /** Creates a sandbox and returns its object (state Creating). */
+    /**
+     * Creates a sandbox and returns its object (state Creating). Never replayed after a 5xx or a
+     * lost connection: the service names the sandbox, so a second create would make a second one.
+     */
     Map<String, Object> createSandbox(Map<String, Object> body) {
         AcaHttp.Response response = http.send(new AcaHttp.Call("PUT", groupPath + "/sandboxes", Map.of(), json(body),
-                "application/json", timeout, AcaHttp.Replay.SAFE));
+                "application/json", timeout, AcaHttp.Replay.ONCE));
         return object(require(response, "create a sandbox"));
     }
 
@@ -115,13 +118,16 @@ final class AcaClient {
 
     // ---------------------------------------------------------------- exec and files
 
-    /** Runs one shell line; the answer unparsed, since 409 and 400 mean things to the caller. */
-    AcaHttp.Response exec(String id, String command, String workingDirectory, Duration bound) {
+    /**
+     * Runs one shell line; the answer unparsed, since 409 and 400 mean things to the caller. The
+     * answer is read up to {@code maxAnswerBytes}.
+     */
+    AcaHttp.Response exec(String id, String command, String workingDirectory, Duration bound, long maxAnswerBytes) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("command", command);
         body.put("workingDirectory", workingDirectory);
         return http.send(new AcaHttp.Call("POST", sandboxPath(id) + "/executeShellCommand", Map.of(), json(body),
-                "application/json", bound, AcaHttp.Replay.ONCE));
+                "application/json", bound, AcaHttp.Replay.ONCE, maxAnswerBytes));
     }
 
     AcaHttp.Response stat(String id, String path) {
@@ -132,8 +138,9 @@ final class AcaClient {
         return http.get(sandboxPath(id) + "/files/list", AcaHttp.query("path", path), timeout);
     }
 
-    AcaHttp.Response read(String id, String path) {
-        return http.get(sandboxPath(id) + "/files", AcaHttp.query("path", path), timeout);
+    /** The file's bytes, read up to {@code maxBytes} (one more refuses the answer). */
+    AcaHttp.Response read(String id, String path, long maxBytes) {
+        return http.get(sandboxPath(id) + "/files", AcaHttp.query("path", path), timeout, maxBytes);
     }
 
     AcaHttp.Response write(String id, String path, byte[] content) {

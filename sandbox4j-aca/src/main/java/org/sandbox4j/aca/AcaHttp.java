@@ -1,5 +1,6 @@
 package org.sandbox4j.aca;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.URI;
@@ -8,16 +9,25 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
 
 /**
@@ -29,6 +39,11 @@ import org.sandbox4j.core.SandboxInterrupted;
  * replayed after a 5xx or a lost connection, only after a 403 or 429, which the service answers
  * before doing anything. Every other status is returned to the caller, who knows what a 404 or a
  * 409 means for its operation.
+ *
+ * <p>Host memory stays bounded: an answer's body is read only up to its call's
+ * {@link Call#maxAnswerBytes()} ({@link #MAX_ANSWER_BYTES} for JSON; a file read's cap; an
+ * exec's output cap, base64-encoded), and one more byte refuses the answer
+ * ({@link AnswerTooLarge}). The call's timeout bounds the whole exchange, body included.
  */
 final class AcaHttp {
 
@@ -40,6 +55,10 @@ final class AcaHttp {
     static final Duration MAX_BACKOFF = Duration.ofSeconds(16);
     static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(60);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
+    /** The largest JSON answer read (a sandbox listing, an exec's bounded result is sized by its call). */
+    static final long MAX_ANSWER_BYTES = 16L * 1024 * 1024;
+    /** The most one answer can hold in memory: a Java array's length. */
+    static final long MAX_BUFFERED_BYTES = Integer.MAX_VALUE - 16;
     private static final int MAX_LOGGED_BODY_CHARS = 2000;
     private static final System.Logger LOG = System.getLogger(AcaHttp.class.getName());
 
@@ -63,9 +82,19 @@ final class AcaHttp {
         }
     }
 
-    /** A request in flight: method, path below the endpoint, query, body. */
+    /** A request in flight: method, path below the endpoint, query, body, and the most of an answer to read. */
     record Call(String method, String path, Map<String, String> query, byte[] body, String contentType,
-            Duration timeout, Replay replay) {
+            Duration timeout, Replay replay, long maxAnswerBytes) {
+
+        Call {
+            maxAnswerBytes = Math.min(Math.max(0, maxAnswerBytes), MAX_BUFFERED_BYTES);
+        }
+
+        /** A call whose answer is JSON, read up to {@link #MAX_ANSWER_BYTES}. */
+        Call(String method, String path, Map<String, String> query, byte[] body, String contentType,
+                Duration timeout, Replay replay) {
+            this(method, path, query, body, contentType, timeout, replay, MAX_ANSWER_BYTES);
+        }
     }
 
     private final String backendName;
@@ -109,6 +138,11 @@ final class AcaHttp {
 
     Response get(String path, Map<String, String> query, Duration timeout) {
         return send(new Call("GET", path, query, null, null, timeout, Replay.SAFE));
+    }
+
+    /** A GET whose answer is read up to {@code maxAnswerBytes}. */
+    Response get(String path, Map<String, String> query, Duration timeout, long maxAnswerBytes) {
+        return send(new Call("GET", path, query, null, null, timeout, Replay.SAFE, maxAnswerBytes));
     }
 
     /** GET of an absolute URL the service handed out (a nextLink), which must be on the endpoint. */
@@ -170,23 +204,55 @@ final class AcaHttp {
                 : HttpRequest.BodyPublishers.ofByteArray(call.body());
         HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(call.timeout())
                 .method(call.method(), body)
-                .header("Authorization", "Bearer " + tokens.token(scope))
+                .header("Authorization", "Bearer " + token())
                 .header("Accept", "application/json");
         if (call.body() != null) {
             request.header("Content-Type", call.contentType());
         }
+        CompletableFuture<HttpResponse<byte[]>> pending = client.sendAsync(request.build(),
+                info -> new BoundedBody(call.maxAnswerBytes()));
+        HttpResponse<byte[]> response;
         try {
-            HttpResponse<byte[]> response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-            Map<String, String> headers = new LinkedHashMap<>();
-            response.headers().map().forEach((name, values) -> {
-                if (!values.isEmpty()) {
-                    headers.put(name.toLowerCase(java.util.Locale.ROOT), values.get(0));
-                }
-            });
-            return new Response(response.statusCode(), response.body(), headers);
+            response = pending.get(call.timeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException slow) {
+            pending.cancel(true);
+            throw new HttpTimeoutException("no whole answer within " + call.timeout());
         } catch (InterruptedException e) {
+            pending.cancel(true);
             Thread.currentThread().interrupt();
             throw new SandboxInterrupted("the thread waiting on the ACA service was interrupted", e);
+        } catch (ExecutionException failed) {
+            for (Throwable cause = failed.getCause(); cause != null; cause = cause.getCause()) {
+                if (cause instanceof AnswerTooLarge tooLarge) {
+                    LOG.log(Level.WARNING, () -> "backend '" + backendName + "': " + call.method() + " " + call.path()
+                            + " answered more than " + tooLarge.limit() + " bytes; the answer was refused");
+                    throw new AnswerTooLarge("backend '" + backendName + "': the ACA service's answer held more than "
+                            + tooLarge.limit() + " bytes and was refused (details in the log)", tooLarge.limit());
+                }
+            }
+            if (failed.getCause() instanceof IOException lost) {
+                throw lost;
+            }
+            throw new IOException(failed.getCause());
+        }
+        Map<String, String> headers = new LinkedHashMap<>();
+        response.headers().map().forEach((name, values) -> {
+            if (!values.isEmpty()) {
+                headers.put(name.toLowerCase(java.util.Locale.ROOT), values.get(0));
+            }
+        });
+        return new Response(response.statusCode(), response.body(), headers);
+    }
+
+    /** The bearer token; a supplier's failure is logged here and reported without its detail. */
+    private String token() {
+        try {
+            return Objects.requireNonNull(tokens.token(scope), "the token supplier returned null");
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, () -> "backend '" + backendName + "': the token supplier failed for scope " + scope
+                    + ": " + e);
+            throw new AcaServiceException("backend '" + backendName + "' could not get a token for the ACA service "
+                    + "from its AcaTokenSupplier; the cause is in the log", e);
         }
     }
 
@@ -269,6 +335,72 @@ final class AcaHttp {
             query.put(k, v);
         }
         return query;
+    }
+
+    /** Collects an answer's body, refusing it once it holds more than {@code limit} bytes. */
+    static final class BoundedBody implements HttpResponse.BodySubscriber<byte[]> {
+        private final long limit;
+        private final CompletableFuture<byte[]> body = new CompletableFuture<>();
+        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        private Flow.Subscription subscription;
+
+        BoundedBody(long limit) {
+            this.limit = limit;
+        }
+
+        @Override
+        public CompletionStage<byte[]> getBody() {
+            return body;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription value) {
+            subscription = value;
+            value.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(List<ByteBuffer> items) {
+            if (body.isDone()) {
+                return;
+            }
+            for (ByteBuffer item : items) {
+                if (bytes.size() + (long) item.remaining() > limit) {
+                    subscription.cancel();
+                    body.completeExceptionally(new AnswerTooLarge("more than " + limit + " bytes", limit));
+                    return;
+                }
+                byte[] chunk = new byte[item.remaining()];
+                item.get(chunk);
+                bytes.write(chunk, 0, chunk.length);
+            }
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            body.completeExceptionally(failure);
+        }
+
+        @Override
+        public void onComplete() {
+            body.complete(bytes.toByteArray());
+        }
+    }
+
+    /** An answer held more than its call allows; nothing of it is kept. Callers that know why may say more. */
+    static final class AnswerTooLarge extends SandboxException {
+        private static final long serialVersionUID = 1L;
+
+        private final long limit;
+
+        AnswerTooLarge(String message, long limit) {
+            super(message);
+            this.limit = limit;
+        }
+
+        long limit() {
+            return limit;
+        }
     }
 
     /** The client-side bound on one request expired. */

@@ -48,6 +48,8 @@ final class AcaSandbox implements Sandbox {
     /** Where uploaded stdin waits for its exec (outside any work dir; removed by the wrapper). */
     static final String STDIN_DIRECTORY = "/var/tmp";
     private static final int STDIN_NAME_BYTES = 12;
+    /** What an exec's answer holds besides the two encoded streams: markers, exit line, the service's fields. */
+    static final long EXEC_ANSWER_SLACK = 1024 * 1024;
     /** Where commands the backend runs for itself start. */
     private static final String ROOT = "/";
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -85,12 +87,29 @@ final class AcaSandbox implements Sandbox {
                 options.outputCapBytes(), stdinPath);
         AcaHttp.Response response;
         try {
-            response = client.exec(id, line, options.workingDirectory(), options.timeout().plus(EXEC_GRACE));
+            response = client.exec(id, line, options.workingDirectory(), options.timeout().plus(EXEC_GRACE),
+                    answerBound(options.outputCapBytes()));
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw timeout(command, options);
+        } catch (AcaHttp.AnswerTooLarge tooLarge) {
+            // The wrapper refuses output over the cap itself; a bigger answer means the guest's tools did not obey it.
+            throw new SandboxExecOutputLimitExceeded("the answer to the command " + GuestText.quote(command
+                    .toShellLine()) + " was larger than its output cap of " + options.outputCapBytes() + " bytes allows "
+                    + "and was refused unread: raise the cap with ExecOptions.withOutputCap, or write large results "
+                    + "to a file and read that");
         }
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
         if (response.status() == 504) {
+            if (elapsed.compareTo(options.timeout()) < 0) {
+                // The service's own per-request cap ended the request, not the caller's bound.
+                LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': exec in " + id + " answered 504 after "
+                        + elapsed.toMillis() + " ms: " + AcaHttp.bodyForLog(response));
+                throw new SandboxException("backend '" + backend.name() + "': the service ended the request for "
+                        + GuestText.quote(command.toShellLine()) + " after " + elapsed.toSeconds() + " s, before its "
+                        + "timeout of " + options.timeout().toSeconds() + " s (its own per-request cap); the command "
+                        + "runs on until that timeout kills it: use a shorter timeout, or start long work in the "
+                        + "background and poll for its result");
+            }
             throw timeout(command, options);
         }
         if (response.status() == 400) {
@@ -145,6 +164,15 @@ final class AcaSandbox implements Sandbox {
         return new ExecResult(finished.stdout(), finished.stderr(), finished.exitCode(), elapsed);
     }
 
+    /**
+     * The most an exec's answer may hold: the wrapper prints both streams base64-encoded (4 bytes per
+     * 3, a newline every 76) and JSON escapes each newline, so twice the cap, plus room for the
+     * markers and the service's fields.
+     */
+    static long answerBound(long outputCap) {
+        return Math.min(outputCap, Long.MAX_VALUE / 4) * 2 + EXEC_ANSWER_SLACK;
+    }
+
     private static SandboxTimeoutException timeout(Command command, ExecOptions options) {
         return new SandboxTimeoutException("the command " + GuestText.quote(command.toShellLine()) + " ran past its "
                 + "timeout of " + options.timeout().toMillis() + " ms and was killed with its process group: raise "
@@ -193,10 +221,14 @@ final class AcaSandbox implements Sandbox {
         }
         AcaHttp.Response response;
         try {
-            response = client.read(id, confined);
+            response = client.read(id, confined, maxBytes);
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw new SandboxTimeoutException("reading " + GuestText.quote(path) + " did not finish within the read "
                     + "timeout; a FIFO or a file still being written never ends: read a regular file");
+        } catch (AcaHttp.AnswerTooLarge grew) {
+            // It grew after the stat: refused with nothing kept, never truncated.
+            throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the cap of " + maxBytes
+                    + " bytes; nothing was returned (a read is refused, never truncated)");
         }
         if (response.status() == 404) {
             throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
@@ -278,7 +310,8 @@ final class AcaSandbox implements Sandbox {
         String line = PosixShell.join(List.of("rm", recursive ? "-rf" : "-f", "--", confined));
         Map<String, Object> result;
         try {
-            result = client.object(answer(client.exec(id, line, ROOT, backend.config().readTimeout()), operation));
+            result = client.object(answer(client.exec(id, line, ROOT, backend.config().readTimeout(),
+                    AcaHttp.MAX_ANSWER_BYTES), operation));
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw new SandboxTimeoutException("removing " + GuestText.quote(path) + " did not finish within the read "
                     + "timeout; whether anything was removed is unknown");

@@ -77,9 +77,41 @@ class AcaHttpRetryTest {
     @Test
     void execIsNotReplayedAfterAServerError() throws Exception {
         try (StubServer stub = new StubServer(request -> StubServer.Reply.json(502, "{}"))) {
-            AcaHttp.Response response = stub.backend().client().exec("sb1", "true", "/", Duration.ofSeconds(5));
+            AcaHttp.Response response = stub.backend().client().exec("sb1", "true", "/", Duration.ofSeconds(5), AcaHttp.MAX_ANSWER_BYTES);
             assertThat(response.status()).isEqualTo(502);
             assertThat(stub.requests).hasSize(1);
+        }
+    }
+
+    @Test
+    void aCreateIsNotReplayedAfterAServerError() throws Exception {
+        try (StubServer stub = new StubServer(request -> StubServer.Reply.json(503, "{}"))) {
+            assertThatThrownBy(() -> stub.backend().client().createSandbox(Map.of("labels", Map.of())))
+                    .isInstanceOf(AcaServiceException.class);
+            assertThat(stub.requests).hasSize(1);
+        }
+    }
+
+    @Test
+    void anAnswerLargerThanItsCallAllowsIsRefusedUnread() throws Exception {
+        String big = "{\"id\":\"sb1\",\"state\":\"Running\",\"pad\":\"" + "x".repeat(4096) + "\"}";
+        try (StubServer stub = new StubServer(request -> StubServer.Reply.json(200, big))) {
+            AcaBackend backend = stub.backend();
+            assertThatThrownBy(() -> backend.client().read("sb1", "/w/f", 1024))
+                    .isInstanceOf(AcaHttp.AnswerTooLarge.class).hasMessageContaining("1024");
+            assertThat(backend.client().read("sb1", "/w/f", big.length()).body()).hasSize(big.length());
+        }
+    }
+
+    @Test
+    void aFailingTokenSupplierIsReportedWithoutItsDetail() throws Exception {
+        try (StubServer stub = new StubServer(request -> StubServer.Reply.json(200, RUNNING))) {
+            AcaBackend backend = new AcaBackend(stub.config(), scope -> {
+                throw new IllegalStateException("secret-credential-detail");
+            }, stub.sleeps::add);
+            assertThatThrownBy(() -> backend.client().getSandbox("sb1")).isInstanceOf(AcaServiceException.class)
+                    .hasMessageContaining("AcaTokenSupplier").hasMessageNotContaining("secret-credential-detail");
+            assertThat(stub.requests).isEmpty();
         }
     }
 
@@ -89,7 +121,7 @@ class AcaHttpRetryTest {
         try (StubServer stub = new StubServer(request -> calls.incrementAndGet() == 1
                 ? new StubServer.Reply(429, Map.of("Retry-After", "1"), "{}")
                 : StubServer.Reply.json(200, "{\"exitCode\":0}"))) {
-            AcaHttp.Response response = stub.backend().client().exec("sb1", "true", "/", Duration.ofSeconds(5));
+            AcaHttp.Response response = stub.backend().client().exec("sb1", "true", "/", Duration.ofSeconds(5), AcaHttp.MAX_ANSWER_BYTES);
             assertThat(response.status()).isEqualTo(200);
             assertThat(stub.requests).hasSize(2);
         }
