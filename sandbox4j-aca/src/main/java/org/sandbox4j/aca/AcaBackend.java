@@ -77,6 +77,8 @@ public final class AcaBackend implements SandboxBackend {
     static final Duration RESUME_TIMEOUT = Duration.ofSeconds(120);
     static final String LIFECYCLE_MODE = "Memory";
     static final String DISABLED_REASON = "Disabled";
+    /** The states a resume applies to (Stopping is resumed once it has settled into one of them). */
+    static final java.util.Set<String> RESUMABLE = java.util.Set.of("stopped", "suspended", "idle");
     /**
      * What one host rule's pattern can say: a name (or IPv4 address) or a {@code *.} wildcard over one. A spec entry
      * with a port, an address pin, a scheme or a path (which sandbox4j's own proxy understands) cannot be expressed,
@@ -104,8 +106,8 @@ public final class AcaBackend implements SandboxBackend {
         }
     }
 
-    /** What this process made for a slot: the id, and what fixed it (image source and egress). */
-    record Known(String id, Map<String, Object> source, Map<String, Object> egressPolicy) {
+    /** What this process made for a slot: the id, and what fixed it (the spec's image and the egress policy). */
+    record Known(String id, String image, Map<String, Object> egressPolicy) {
     }
 
     private final AcaConfig config;
@@ -169,9 +171,7 @@ public final class AcaBackend implements SandboxBackend {
 
     /** The registered sandbox, running again; empty when it is gone or cannot run (then forgotten). */
     private Optional<AcaSandbox> warm(Slot slot, Known known, SandboxSpec spec, Map<String, Object> egressPolicy) {
-        Map<String, Object> wanted = spec.imageId().isPresent() ? Map.of("diskImage", Map.of("id", spec.imageId().get()))
-                : null;
-        if (!known.egressPolicy().equals(egressPolicy) || wanted != null && !wanted.equals(known.source())) {
+        if (!known.egressPolicy().equals(egressPolicy) || !known.image().equals(imageOf(spec))) {
             throw new SandboxException("backend '" + name() + "': the sandbox of this conversation, agent and kind was "
                     + "created with another image or egress allowlist; a warm sandbox never changes them: dispose of "
                     + "the key first, or use another kind");
@@ -202,7 +202,7 @@ public final class AcaBackend implements SandboxBackend {
             throw client.malformed("create a sandbox", "no 'id' in the create answer");
         }
         try {
-            awaitRunning(id, CREATE_TIMEOUT, false);
+            awaitRunning(id, CREATE_TIMEOUT, null);
         } catch (RuntimeException failure) {
             deleteQuietly(id);
             throw failure;
@@ -210,7 +210,7 @@ public final class AcaBackend implements SandboxBackend {
         LOG.log(Level.INFO, () -> "backend '" + name() + "': created sandbox " + id + " (kind " + slot.kind()
                 + ", image " + spec.imageId().or(spec::image).orElse("") + ")");
         // Registered before configuring: a sandbox whose lifecycle call fails is still found and disposed.
-        registry.put(slot, new Known(id, source, egressPolicy));
+        registry.put(slot, new Known(id, imageOf(spec), egressPolicy));
         try {
             client.lifecycle(id, lifecyclePolicy());
         } catch (SandboxException e) {
@@ -266,10 +266,21 @@ public final class AcaBackend implements SandboxBackend {
 
     // ---------------------------------------------------------------- images
 
+    /** A spec's pinned disk image id, when it names one. */
+    private static Optional<String> pinnedImage(SandboxSpec spec) {
+        return spec.imageId().map(String::strip).filter(id -> !id.isEmpty());
+    }
+
+    /** What fixes a sandbox's image: the pinned id, else the image reference as written. */
+    private static String imageOf(SandboxSpec spec) {
+        return pinnedImage(spec).map(id -> "id:" + id).orElse("image:" + spec.image().map(String::strip).orElse(""));
+    }
+
     /** The create's {@code sourcesRef}: a pinned id, a prebuilt name, or an imported disk image. */
     Map<String, Object> resolveSource(SandboxSpec spec) {
-        if (spec.imageId().isPresent() && !spec.imageId().get().isBlank()) {
-            return Map.of("diskImage", Map.of("id", spec.imageId().get()));
+        Optional<String> pinned = pinnedImage(spec);
+        if (pinned.isPresent()) {
+            return Map.of("diskImage", Map.of("id", pinned.get()));
         }
         String image = spec.image().map(String::strip).orElse("");
         if (image.isEmpty()) {
@@ -361,15 +372,20 @@ public final class AcaBackend implements SandboxBackend {
                     LOG.log(Level.DEBUG, () -> "backend '" + name() + "': resume of " + id + " answered "
                             + resumed.status() + "; polling anyway");
                 }
-                awaitRunning(id, bound, true);
+                awaitRunning(id, bound, state);
                 return;
             default:
-                awaitRunning(id, bound, false);
+                awaitRunning(id, bound, null);
         }
     }
 
-    /** Polls GET until Running; Failed, Deleting, a 404 or the bound end it. */
-    private void awaitRunning(String id, Duration bound, boolean resuming) {
+    /**
+     * Polls GET until Running; Failed, Deleting, a 404 or the bound end it. {@code resumedFrom} is
+     * the state a resume was asked in, or null when nothing was resumed (a create).
+     */
+    private void awaitRunning(String id, Duration bound, String resumedFrom) {
+        boolean resuming = resumedFrom != null;
+        String previous = resumedFrom;
         long deadline = System.nanoTime() + bound.toNanos();
         while (true) {
             Map<String, Object> sandbox = client.getSandbox(id).orElseThrow(() -> gone(id));
@@ -377,6 +393,11 @@ public final class AcaBackend implements SandboxBackend {
             if (state.equals("running")) {
                 return;
             }
+            if (resuming && "stopping".equals(previous) && RESUMABLE.contains(state)) {
+                // Asked while still Stopping, which a resume may not apply to: ask again now it has settled.
+                client.resume(id);
+            }
+            previous = state;
             if (state.equals("failed") || state.equals("deleting")) {
                 LOG.log(Level.WARNING, () -> "backend '" + name() + "': sandbox " + id + " became " + state + " while "
                         + (resuming ? "resuming" : "starting") + ": " + AcaJson.write(sandbox.get("stateDetails")));

@@ -3,6 +3,10 @@ package org.sandbox4j.aca;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,6 +103,26 @@ class AcaBackendEmulatedTest {
                 .anyMatch(request -> request.startsWith("POST ") && request.contains("/" + first.id() + "/resume"))
                 .noneMatch(request -> request.startsWith("PUT ") && request.contains("/sandboxes?"));
         assertThat(sh(again, "cat /tmp/memory").stdoutText()).isEqualTo("kept\n");
+    }
+
+    @Test
+    void aSandboxStillStoppingIsResumedOnceItHasStopped() throws Exception {
+        AcaBackend backend = backend();
+        SandboxKey key = new SandboxKey("s", "t", "a");
+        AcaSandbox first = (AcaSandbox) backend.acquire(key, spec());
+        emulator.stopLatency(Duration.ofMillis(300));
+        HttpResponse<String> stop = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                emulator.baseUrl() + AcaEmulator.groupPath("sub", "rg", "group") + "/sandboxes/" + first.id()
+                        + "/stop?api-version=" + AcaEmulator.API_VERSION)).header("Authorization", "Bearer " + TOKEN)
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(stop.statusCode()).isEqualTo(202);
+        assertThat(emulator.stateOf(first.id())).isEqualTo("Stopping");
+
+        AcaSandbox again = (AcaSandbox) backend.acquire(key, spec());
+        assertThat(again.id()).isEqualTo(first.id());
+        assertThat(emulator.stateOf(first.id())).isEqualTo("Running");
+        assertThat(emulator.requests()).extracting(AcaEmulator.Request::toString)
+                .filteredOn(request -> request.contains("/" + first.id() + "/resume")).hasSizeGreaterThanOrEqualTo(2);
     }
 
     @Test

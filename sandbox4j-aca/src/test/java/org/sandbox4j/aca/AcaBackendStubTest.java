@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 
@@ -111,6 +112,23 @@ class AcaBackendStubTest {
             assertThat(second.id()).isEqualTo(first.id());
             assertThat(states).containsEntry(first.id(), "Running").hasSize(1);
             assertThat(stub.requests).anyMatch(r -> r.path().endsWith("/" + first.id() + "/resume"));
+        }
+    }
+
+    @Test
+    void aWarmSandboxNeverChangesItsImageOrEgress() throws Exception {
+        try (StubServer stub = new StubServer(this::handle)) {
+            AcaBackend backend = stub.backend();
+            backend.acquire(KEY, spec());
+            for (SandboxSpec other : List.of(
+                    SandboxSpec.builder("execute_code").image("node-22").egress(Egress.ALLOWLIST)
+                            .egressAllow("pypi.org", "*.pythonhosted.org").build(),
+                    SandboxSpec.builder("execute_code").image("python-3.13").egress(Egress.ALLOWLIST)
+                            .egressAllow("pypi.org").build())) {
+                assertThatThrownBy(() -> backend.acquire(KEY, other)).isInstanceOf(SandboxException.class)
+                        .hasMessageContaining("another image or egress allowlist");
+            }
+            assertThat(states).hasSize(1);
         }
     }
 
