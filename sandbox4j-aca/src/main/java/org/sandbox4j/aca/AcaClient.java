@@ -18,7 +18,8 @@ import org.sandbox4j.core.Json;
  */
 final class AcaClient {
 
-    static final String NOT_RUNNING_CODE = "SandboxNotRunning";
+    /** The error code of a 404 about the sandbox itself, not a path in it. */
+    static final String SANDBOX_NOT_FOUND_CODE = "SandboxNotFound";
     private static final int MAX_PAGES = 100;
     private static final System.Logger LOG = System.getLogger(AcaClient.class.getName());
 

@@ -230,7 +230,7 @@ final class AcaSandbox implements Sandbox {
             throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the cap of " + maxBytes
                     + " bytes; nothing was returned (a read is refused, never truncated)");
         }
-        if (response.status() == 404) {
+        if (pathNotFound(response)) {
             throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
         }
         byte[] content = answer(response, "read " + GuestText.quote(path)).body();
@@ -254,7 +254,7 @@ final class AcaSandbox implements Sandbox {
             throw new SandboxNotADirectory(GuestText.quote(path) + " is not a directory");
         }
         AcaHttp.Response response = client.list(id, confined);
-        if (response.status() == 404) {
+        if (pathNotFound(response)) {
             throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
         }
         Map<String, Object> listing = client.object(answer(response, "list " + GuestText.quote(path)));
@@ -333,7 +333,7 @@ final class AcaSandbox implements Sandbox {
     /** GET files/stat, raw: the typed model lacks isSymlink. Empty on 404. */
     private Optional<RawEntry> rawEntry(String absolutePath) {
         AcaHttp.Response response = client.stat(id, absolutePath);
-        if (response.status() == 404) {
+        if (pathNotFound(response)) {
             return Optional.empty();
         }
         return Optional.of(RawEntry.of(client.object(answer(response, "stat " + GuestText.quote(absolutePath))), this));
@@ -376,10 +376,25 @@ final class AcaSandbox implements Sandbox {
             throw new SandboxException("backend '" + backend.name() + "': sandbox " + id + " is not running (the "
                     + "service suspended or stopped it); acquire again to resume it");
         }
-        if (response.status() == 404 && AcaClient.errorCode(response).filter("SandboxNotFound"::equals).isPresent()) {
+        if (response.status() == 404 && sandboxNotFound(response)) {
             throw backend.gone(id);
         }
         return client.require(response, operation);
+    }
+
+    /** A 404 about the path; one saying the sandbox itself is gone is thrown as that instead. */
+    private boolean pathNotFound(AcaHttp.Response response) {
+        if (response.status() != 404) {
+            return false;
+        }
+        if (sandboxNotFound(response)) {
+            throw backend.gone(id);
+        }
+        return true;
+    }
+
+    private static boolean sandboxNotFound(AcaHttp.Response response) {
+        return AcaClient.errorCode(response).filter(AcaClient.SANDBOX_NOT_FOUND_CODE::equals).isPresent();
     }
 
     private SandboxException unreadable(String operation, String why) {

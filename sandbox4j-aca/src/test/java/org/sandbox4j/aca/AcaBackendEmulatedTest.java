@@ -1,6 +1,7 @@
 package org.sandbox4j.aca;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.net.URI;
@@ -23,6 +24,7 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 
@@ -167,6 +169,20 @@ class AcaBackendEmulatedTest {
         assertThat(emulator.sandboxIds()).doesNotContain(a, b).contains(c, d);
         assertThat(backend().disposeScope("tenant", "thread-1")).isEqualTo(1);
         assertThat(emulator.sandboxIds()).containsExactly(d);
+    }
+
+    @Test
+    void aHandleOnADeletedSandboxSaysSoRatherThanThatThePathIsMissing() {
+        AcaBackend backend = backend();
+        SandboxKey key = new SandboxKey("s", "t", "a");
+        AcaSandbox sandbox = (AcaSandbox) backend.acquire(key, spec());
+        sandbox.writeFile("f.txt", "x".getBytes(StandardCharsets.UTF_8), "/w");
+        backend.dispose(key);
+        for (org.assertj.core.api.ThrowableAssert.ThrowingCallable call : List.<org.assertj.core.api.ThrowableAssert
+                .ThrowingCallable>of(() -> sandbox.stat("f.txt", "/w"), () -> sandbox.readFile("f.txt", "/w", 100),
+                        () -> sandbox.listDir(".", "/w"))) {
+            assertThatThrownBy(call).isInstanceOf(SandboxException.class).hasMessageContaining("no longer exists");
+        }
     }
 
     @Test
