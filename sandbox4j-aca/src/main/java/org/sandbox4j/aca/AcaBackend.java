@@ -181,6 +181,8 @@ public final class AcaBackend implements SandboxBackend {
             LOG.log(Level.INFO, () -> "backend '" + name() + "': reused sandbox " + known.id() + " (kind "
                     + slot.kind() + ")");
             return Optional.of(new AcaSandbox(this, known.id()));
+        } catch (org.sandbox4j.core.SandboxInterrupted interrupted) {
+            throw interrupted;
         } catch (SandboxException e) {
             // Expected after the service's auto-delete: create afresh.
             LOG.log(Level.INFO, () -> "backend '" + name() + "': sandbox " + known.id() + " cannot be reused ("
