@@ -55,11 +55,12 @@ require_commands() {
 # own tests run a namespace reference backend (unshare, setpriv) and guest HTTP clients (curl).
 # sandbox4j-local runs bubblewrap, limits launches with prlimit when no cgroup is writable, bridges
 # the guest to the egress proxy with socat (python3 is the fallback, also tested), and compiles a
-# seccomp filter with gcc and libseccomp.
+# seccomp filter with gcc and libseccomp. sandbox4j-codeact runs programs in every language it offers
+# inside bubblewrap guests, which see the host's /usr: python3 and node must be there, not only on PATH.
 provision() {
     require_java
     require_commands unshare:util-linux setpriv:util-linux prlimit:util-linux curl:curl bwrap:bubblewrap \
-        socat:socat python3:python3 gcc:gcc /usr/include/stdio.h:libc6-dev \
+        socat:socat /usr/bin/python3:python3 /usr/bin/node:nodejs gcc:gcc /usr/include/stdio.h:libc6-dev \
         /usr/include/seccomp.h:libseccomp-dev
 }
 

@@ -76,6 +76,14 @@ public final class HostToolRun {
         }
     }
 
+    /**
+     * The registry this run dispatches into: a transport reads its caps (dispatches per run,
+     * response limits) from here, so it bounds what it reads by the same numbers the ledger enforces.
+     */
+    public HostToolRegistry registry() {
+        return registry;
+    }
+
     /** Dispatches attempted so far, refused ones included. */
     public long dispatched() {
         synchronized (lock) {

@@ -48,8 +48,8 @@ import org.sandbox4j.core.TransferLimits;
  *       (the guest may have grown a file since the stat);</li>
  *   <li>artifacts are delivered in order.</li>
  * </ol>
- * Outputs are stat'ed and read with the spec's {@link SandboxSpec#workDir()} as working
- * directory. Consumed outputs are never read here: the kind reads them with its own bound.
+ * Outputs are stat'ed and read with the spec's work dir as the sandbox holds it
+ * ({@link SandboxSpec#workDirIn}) as working directory. Consumed outputs are never read here: the kind reads them with its own bound.
  */
 public final class Outputs {
 
@@ -196,11 +196,11 @@ public final class Outputs {
         List<Pending> toRead = new ArrayList<>();
         for (int i = 0; i < all.size(); i++) {
             DeclaredOutput output = all.get(i);
-            Optional<SandboxEntry> entry = stat(sandbox, output.path(), spec.workDir());
+            Optional<SandboxEntry> entry = stat(sandbox, output.path(), spec.workDirIn(sandbox));
             if (entry.isEmpty()) {
                 if (output.required()) {
                     throw new SandboxOutputMissing("the required output " + GuestText.quote(output.path())
-                            + " does not exist in " + GuestText.quote(spec.workDir())
+                            + " does not exist in " + GuestText.quote(spec.workDirIn(sandbox))
                             + "; have the workload write it there, or declare it optional");
                 }
                 continue;
@@ -231,7 +231,7 @@ public final class Outputs {
         for (Pending pending : toRead) {
             String path = pending.output().path();
             long maxBytes = Math.min(pending.statSize(), tally.remainingTotal());
-            byte[] content = read(sandbox, path, spec.workDir(), maxBytes);
+            byte[] content = read(sandbox, path, spec.workDirIn(sandbox), maxBytes);
             if (content.length > maxBytes) {
                 // A backend that buffers whole files can only refuse after the fact.
                 throw new SandboxTransferCapExceeded("the output " + GuestText.quote(path) + " read back as "
