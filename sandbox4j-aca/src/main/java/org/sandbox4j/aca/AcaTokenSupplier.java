@@ -7,8 +7,8 @@ package org.sandbox4j.aca;
  *
  * <p>Implementations should cache a token until shortly before it expires; the backend asks for
  * one on every attempt of every request (so a refreshed token is picked up after a 401 or 403).
- * An adapter to azure-identity's {@code DefaultAzureCredential} can be a one-line lambda:
- * {@code scope -> credential.getTokenSync(new TokenRequestContext().addScopes(scope)).getToken()}.
+ * With azure-identity on the class path, {@link AzureIdentityTokens} adapts
+ * {@code DefaultAzureCredential} or any other {@code TokenCredential}.
  */
 @FunctionalInterface
 public interface AcaTokenSupplier {
