@@ -1,0 +1,425 @@
+package org.sandbox4j.aca;
+
+import java.lang.System.Logger.Level;
+import java.math.BigDecimal;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ExecStream;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.NoFollowStat;
+import org.sandbox4j.core.PosixShell;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxNotARegularFile;
+import org.sandbox4j.core.SandboxOutputSizeUnknown;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.SandboxTransferCapExceeded;
+
+/**
+ * A handle on one ACA sandbox (its id). Every file method confines its path and walks the
+ * ancestors with the service's raw, no-follow {@code files/stat}; exec runs through
+ * {@link AcaExecScript}. Handles are cheap and thread-safe.
+ */
+final class AcaSandbox implements Sandbox {
+
+    /** Time the request may take beyond the caller's bound, for the wrapper to report. */
+    static final Duration EXEC_GRACE = Duration.ofSeconds(30);
+    /** Where uploaded stdin waits for its exec (outside any work dir; removed by the wrapper). */
+    static final String STDIN_DIRECTORY = "/var/tmp";
+    private static final int STDIN_NAME_BYTES = 12;
+    /** What an exec's answer holds besides the two encoded streams: markers, exit line, the service's fields. */
+    static final long EXEC_ANSWER_SLACK = 1024 * 1024;
+    /** Where commands the backend runs for itself start. */
+    private static final String ROOT = "/";
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final System.Logger LOG = System.getLogger(AcaSandbox.class.getName());
+
+    private final AcaBackend backend;
+    private final AcaClient client;
+    private final String id;
+    private final NoFollowStat rawStat = this::kindOf;
+
+    AcaSandbox(AcaBackend backend, String id) {
+        this.backend = backend;
+        this.client = backend.client();
+        this.id = id;
+    }
+
+    String id() {
+        return id;
+    }
+
+    // ---------------------------------------------------------------- exec
+
+    @Override
+    public ExecResult exec(Command command, ExecOptions options) {
+        Objects.requireNonNull(command, "command");
+        Objects.requireNonNull(options, "options");
+        long started = System.nanoTime();
+        Optional<String> stdinPath = Optional.empty();
+        if (options.stdin().isPresent()) {
+            String path = STDIN_DIRECTORY + "/sandbox4j-stdin-" + random();
+            answer(client.write(id, path, options.stdin().get()), "upload the stdin of a command");
+            stdinPath = Optional.of(path);
+        }
+        String line = AcaExecScript.line(command.toShellLine(), options.environment(), options.timeout(),
+                options.outputCapBytes(), stdinPath);
+        AcaHttp.Response response;
+        try {
+            response = client.exec(id, line, options.workingDirectory(), options.timeout().plus(EXEC_GRACE),
+                    answerBound(options.outputCapBytes()));
+        } catch (AcaHttp.AcaTimeout timedOut) {
+            throw timeout(command, options);
+        } catch (AcaHttp.AnswerTooLarge tooLarge) {
+            // The wrapper refuses output over the cap itself; a bigger answer means the guest's tools did not obey it.
+            throw new SandboxExecOutputLimitExceeded("the answer to the command " + GuestText.quote(command
+                    .toShellLine()) + " was larger than its output cap of " + options.outputCapBytes() + " bytes allows "
+                    + "and was refused unread: raise the cap with ExecOptions.withOutputCap, or write large results "
+                    + "to a file and read that");
+        }
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+        if (response.status() == 504) {
+            if (elapsed.compareTo(options.timeout()) < 0) {
+                // The service's own per-request cap ended the request, not the caller's bound.
+                LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': exec in " + id + " answered 504 after "
+                        + elapsed.toMillis() + " ms: " + AcaHttp.bodyForLog(response));
+                throw new SandboxException("backend '" + backend.name() + "': the service ended the request for "
+                        + GuestText.quote(command.toShellLine()) + " after " + elapsed.toSeconds() + " s, before its "
+                        + "timeout of " + options.timeout().toSeconds() + " s (its own per-request cap); the command "
+                        + "runs on until that timeout kills it: use a shorter timeout, or start long work in the "
+                        + "background and poll for its result");
+            }
+            throw timeout(command, options);
+        }
+        if (response.status() == 400) {
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': exec in " + id + " refused: "
+                    + AcaHttp.bodyForLog(response));
+            throw new SandboxException("backend '" + backend.name() + "': the service refused to run the command in "
+                    + GuestText.quote(options.workingDirectory()) + "; check that the working directory exists "
+                    + "(details in the log)");
+        }
+        Map<String, Object> result = client.object(answer(response, "run a command"));
+        Object code = result.get("exitCode");
+        String stdout = Objects.requireNonNullElse(AcaJson.text(result, "stdout"), "");
+        if (code instanceof BigDecimal number && number.intValue() != 0 && stdout.isEmpty()) {
+            throw new SandboxException("backend '" + backend.name() + "': the exec wrapper could not start (exit "
+                    + number.intValue() + ", " + GuestText.quote(Objects.requireNonNullElse(AcaJson.text(result,
+                            "stderr"), "").strip()) + "); the image needs a POSIX sh with "
+                    + String.join(" ", AcaExecScript.REQUIRED_COMMANDS));
+        }
+        AcaExecScript.Outcome outcome = AcaExecScript.parse(stdout);
+        if (outcome instanceof AcaExecScript.Capped) {
+            throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(command.toShellLine())
+                    + " wrote more than its output cap of " + options.outputCapBytes() + " bytes (stdout and stderr "
+                    + "together) and was killed: raise the cap with ExecOptions.withOutputCap, or write large "
+                    + "results to a file and read that");
+        }
+        if (outcome instanceof AcaExecScript.Missing missing) {
+            throw new SandboxException("backend '" + backend.name() + "': the image of sandbox " + id + " lacks '"
+                    + missing.command() + "'; use an image with a POSIX sh and "
+                    + String.join(" ", AcaExecScript.REQUIRED_COMMANDS));
+        }
+        if (outcome instanceof AcaExecScript.Unreadable unreadable) {
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': unreadable exec output from " + id + ": "
+                    + unreadable.why());
+            throw new SandboxException("backend '" + backend.name() + "': the command's output could not be read "
+                    + "back (details in the log)");
+        }
+        AcaExecScript.Finished finished = (AcaExecScript.Finished) outcome;
+        // Decided from the wrapper's record (the command did not finish, its group was killed) and the clock, never
+        // from the code: a command may exit 137 or 124 by itself. A group killed before the bound by something else
+        // (the command's own kill 0, the kernel's OOM killer) is an ordinary result with timeout's code.
+        if (finished.killed() && elapsed.compareTo(options.timeout()) >= 0) {
+            throw timeout(command, options);
+        }
+        options.listener().ifPresent(listener -> {
+            if (finished.stdout().length > 0) {
+                listener.onOutput(ExecStream.STDOUT, finished.stdout());
+            }
+            if (finished.stderr().length > 0) {
+                listener.onOutput(ExecStream.STDERR, finished.stderr());
+            }
+        });
+        return new ExecResult(finished.stdout(), finished.stderr(), finished.exitCode(), elapsed);
+    }
+
+    /**
+     * The most an exec's answer may hold: the wrapper prints both streams base64-encoded (4 bytes per
+     * 3, a newline every 76) and JSON escapes each newline, so twice the cap, plus room for the
+     * markers and the service's fields.
+     */
+    static long answerBound(long outputCap) {
+        return Math.min(outputCap, Long.MAX_VALUE / 4) * 2 + EXEC_ANSWER_SLACK;
+    }
+
+    private static SandboxTimeoutException timeout(Command command, ExecOptions options) {
+        return new SandboxTimeoutException("the command " + GuestText.quote(command.toShellLine()) + " ran past its "
+                + "timeout of " + options.timeout().toMillis() + " ms and was killed with its process group: raise "
+                + "the timeout, or make the command finish sooner");
+    }
+
+    // ---------------------------------------------------------------- files
+
+    @Override
+    public void writeFile(String path, byte[] content, String workingDirectory) {
+        Objects.requireNonNull(content, "content");
+        String confined = GuestPaths.confineWritePath(rawStat, path, workingDirectory);
+        AcaHttp.Response response = client.write(id, confined, content);
+        if (response.status() == 400 && "PathIsDirectory".equals(AcaClient.errorCode(response).orElse(""))) {
+            throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; a write needs a file path");
+        }
+        answer(response, "write " + GuestText.quote(path));
+    }
+
+    @Override
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
+        return rawEntry(confined).map(entry -> entry.describe(relative(confined, workingDirectory)));
+    }
+
+    @Override
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
+        RawEntry entry = rawEntry(confined).orElseThrow(() -> new SandboxFileNotFound(GuestText.quote(path)
+                + " does not exist"));
+        switch (entry.kind()) {
+            case DIRECTORY:
+                throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; read a file");
+            case FILE:
+                break;
+            default:
+                throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (the service's reads "
+                        + "follow links, so links and special files are refused)");
+        }
+        if (entry.size().isEmpty()) {
+            throw new SandboxOutputSizeUnknown("the service did not report the size of " + GuestText.quote(path)
+                    + ", so it cannot be checked against the cap before reading; nothing was read");
+        }
+        if (entry.size().getAsLong() > maxBytes) {
+            throw tooLarge(path, entry.size().getAsLong(), maxBytes);
+        }
+        AcaHttp.Response response;
+        try {
+            response = client.read(id, confined, maxBytes);
+        } catch (AcaHttp.AcaTimeout timedOut) {
+            throw new SandboxTimeoutException("reading " + GuestText.quote(path) + " did not finish within the read "
+                    + "timeout; a FIFO or a file still being written never ends: read a regular file");
+        } catch (AcaHttp.AnswerTooLarge grew) {
+            // It grew after the stat: refused with nothing kept, never truncated.
+            throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the cap of " + maxBytes
+                    + " bytes; nothing was returned (a read is refused, never truncated)");
+        }
+        if (pathNotFound(response)) {
+            throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
+        }
+        byte[] content = answer(response, "read " + GuestText.quote(path)).body();
+        if (content.length > maxBytes) {
+            throw tooLarge(path, content.length, maxBytes);
+        }
+        return content;
+    }
+
+    private static SandboxTransferCapExceeded tooLarge(String path, long size, long maxBytes) {
+        return new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + size + " bytes, more than the cap "
+                + "of " + maxBytes + "; nothing was returned (a read is refused, never truncated)");
+    }
+
+    @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, true);
+        RawEntry self = rawEntry(confined).orElseThrow(() -> new SandboxFileNotFound(GuestText.quote(path)
+                + " does not exist"));
+        if (self.kind() != EntryKind.DIRECTORY) {
+            throw new SandboxNotADirectory(GuestText.quote(path) + " is not a directory");
+        }
+        AcaHttp.Response response = client.list(id, confined);
+        if (pathNotFound(response)) {
+            throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
+        }
+        Map<String, Object> listing = client.object(answer(response, "list " + GuestText.quote(path)));
+        if (!(listing.get("entries") instanceof List<?> entries)) {
+            throw unreadable("list " + GuestText.quote(path), "no 'entries' array");
+        }
+        List<SandboxEntry> result = new ArrayList<>();
+        for (Object item : entries) {
+            Map<String, Object> object = AcaJson.asObject(item);
+            if (object == null) {
+                throw unreadable("list " + GuestText.quote(path), "an entry that is not an object");
+            }
+            RawEntry entry = RawEntry.of(object, this);
+            String entryPath = AcaJson.text(object, "path");
+            if (entryPath == null) {
+                throw unreadable("list " + GuestText.quote(path), "an entry without 'path'");
+            }
+            String normal = GuestPaths.normalize(entryPath);
+            if (!GuestPaths.parent(normal).equals(confined) || GuestPaths.relativeTo(normal, workingDirectory).isEmpty()) {
+                throw new SandboxPathNotConfined("the listing of " + GuestText.quote(path) + " named "
+                        + GuestText.quote(entryPath) + ", which is not directly inside it; the listing was refused");
+            }
+            result.add(entry.describe(relative(normal, workingDirectory)));
+        }
+        result.sort(Comparator.comparing(SandboxEntry::path));
+        return result;
+    }
+
+    /**
+     * Removes what {@code path} names, never what a link there points to. The removal itself is
+     * {@code rm -f} or {@code rm -rf} run through {@code executeShellCommand} (the path POSIX-quoted),
+     * not the files API's DELETE: POSIX {@code rm} unlinks a link operand and never follows a link
+     * inside a tree, whereas whether the service's DELETE follows links is not established, and a
+     * guess that is wrong would delete outside the working directory. The path is confined and its
+     * ancestors walked first; afterwards a raw stat checks that it is gone.
+     */
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
+        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
+            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
+                    + "remove the working directory");
+        }
+        Optional<RawEntry> entry = rawEntry(confined);
+        if (entry.isEmpty()) {
+            return;
+        }
+        if (entry.get().kind() == EntryKind.DIRECTORY && !recursive) {
+            throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was removed: pass "
+                    + "recursive = true to remove it and everything under it");
+        }
+        String operation = "remove " + GuestText.quote(path);
+        String line = PosixShell.join(List.of("rm", recursive ? "-rf" : "-f", "--", confined));
+        Map<String, Object> result;
+        try {
+            result = client.object(answer(client.exec(id, line, ROOT, backend.config().readTimeout(),
+                    AcaHttp.MAX_ANSWER_BYTES), operation));
+        } catch (AcaHttp.AcaTimeout timedOut) {
+            throw new SandboxTimeoutException("removing " + GuestText.quote(path) + " did not finish within the read "
+                    + "timeout; whether anything was removed is unknown");
+        }
+        if (!(result.get("exitCode") instanceof BigDecimal code) || code.signum() != 0 || rawEntry(confined).isPresent()) {
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': " + operation + " in " + id + " answered "
+                    + AcaJson.write(result));
+            throw new SandboxFileException("the sandbox could not " + operation + " (details in the log)");
+        }
+    }
+
+    // ---------------------------------------------------------------- raw stat
+
+    /** The unconfined no-follow stat the ancestor walk uses. */
+    private Optional<EntryKind> kindOf(String absolutePath) {
+        return rawEntry(absolutePath).map(RawEntry::kind);
+    }
+
+    /** GET files/stat, raw: the typed model lacks isSymlink. Empty on 404. */
+    private Optional<RawEntry> rawEntry(String absolutePath) {
+        AcaHttp.Response response = client.stat(id, absolutePath);
+        if (pathNotFound(response)) {
+            return Optional.empty();
+        }
+        return Optional.of(RawEntry.of(client.object(answer(response, "stat " + GuestText.quote(absolutePath))), this));
+    }
+
+    /** One entry as the service describes it; both flags must be booleans. */
+    record RawEntry(EntryKind kind, OptionalLong size) {
+        static RawEntry of(Map<String, Object> object, AcaSandbox sandbox) {
+            if (!(object.get("isDir") instanceof Boolean dir) || !(object.get("isSymlink") instanceof Boolean link)) {
+                throw sandbox.unreadable("describe a path", "an entry without boolean 'isDir' and 'isSymlink'");
+            }
+            if (link) {
+                return new RawEntry(EntryKind.SYMLINK, OptionalLong.empty());
+            }
+            if (dir) {
+                return new RawEntry(EntryKind.DIRECTORY, OptionalLong.empty());
+            }
+            Object size = object.get("size");
+            if (size instanceof BigDecimal number && number.signum() >= 0) {
+                try {
+                    return new RawEntry(EntryKind.FILE, OptionalLong.of(number.longValueExact()));
+                } catch (ArithmeticException notWhole) {
+                    // Unknown size: fails closed.
+                }
+            }
+            return new RawEntry(EntryKind.FILE, OptionalLong.empty());
+        }
+
+        SandboxEntry describe(String relativePath) {
+            return new SandboxEntry(relativePath, kind, size);
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** A 409 means the sandbox stopped under us (auto-suspend); anything else non-2xx is the service's. */
+    private AcaHttp.Response answer(AcaHttp.Response response, String operation) {
+        if (response.status() == 409) {
+            client.failed(response, operation);
+            throw new SandboxException("backend '" + backend.name() + "': sandbox " + id + " is not running (the "
+                    + "service suspended or stopped it); acquire again to resume it");
+        }
+        if (response.status() == 404 && sandboxNotFound(response)) {
+            throw backend.gone(id);
+        }
+        return client.require(response, operation);
+    }
+
+    /** A 404 about the path; one saying the sandbox itself is gone is thrown as that instead. */
+    private boolean pathNotFound(AcaHttp.Response response) {
+        if (response.status() != 404) {
+            return false;
+        }
+        if (sandboxNotFound(response)) {
+            throw backend.gone(id);
+        }
+        return true;
+    }
+
+    private static boolean sandboxNotFound(AcaHttp.Response response) {
+        return AcaClient.errorCode(response).filter(AcaClient.SANDBOX_NOT_FOUND_CODE::equals).isPresent();
+    }
+
+    private SandboxException unreadable(String operation, String why) {
+        LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': " + operation + " in " + id + ": " + why);
+        return new SandboxException("backend '" + backend.name() + "' could not " + operation + ": the service's "
+                + "answer was incomplete (details in the log)");
+    }
+
+    private static String relative(String confined, String workingDirectory) {
+        String below = GuestPaths.relativeTo(confined, workingDirectory).orElseThrow();
+        return below.isEmpty() ? "." : below;
+    }
+
+    private static String random() {
+        byte[] value = new byte[STDIN_NAME_BYTES];
+        RANDOM.nextBytes(value);
+        return HexFormat.of().formatHex(value);
+    }
+
+    @Override
+    public String toString() {
+        return "AcaSandbox[" + id + "]";
+    }
+
+    static String describe(Throwable error) {
+        return ErrorDetail.of(error);
+    }
+}
