@@ -109,7 +109,8 @@ public final class SandboxMcpServer implements AutoCloseable {
 
     /**
      * Serves one MCP session over this process's stdin and stdout, and returns when stdin closes
-     * (or the server is closed); the session's sandboxes are then disposed of. While it serves,
+     * (or the server is closed); the session's sandboxes are then disposed of, as they are when
+     * the process is ended by a signal (a shutdown hook, held while serving). While it serves,
      * {@code System.out} is pointed at {@code System.err}, so nothing but the protocol reaches
      * stdout.
      */
@@ -134,6 +135,10 @@ public final class SandboxMcpServer implements AutoCloseable {
         McpSyncServer server = configure(McpServer.sync(transport), ledger);
         AutoCloseable serving = ended::countDown;
         servings.add(serving);
+        // A client that ends the server by signal (most do, after closing stdin or instead of it)
+        // still gets its session's sandboxes disposed of.
+        Thread onSignal = new Thread(ledger::closeAll, "sandbox4j-mcp-stdio-shutdown");
+        boolean hooked = addShutdownHook(onSignal);
         try {
             ended.await();
         } catch (InterruptedException interrupted) {
@@ -142,6 +147,26 @@ public final class SandboxMcpServer implements AutoCloseable {
             servings.remove(serving);
             server.closeGracefully();
             ledger.closeAll();
+            if (hooked) {
+                removeShutdownHook(onSignal);
+            }
+        }
+    }
+
+    private static boolean addShutdownHook(Thread hook) {
+        try {
+            Runtime.getRuntime().addShutdownHook(hook);
+            return true;
+        } catch (IllegalStateException shuttingDown) {
+            return false;
+        }
+    }
+
+    private static void removeShutdownHook(Thread hook) {
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // The hook is running or has run: it disposes of what closeAll left, which is nothing.
         }
     }
 
