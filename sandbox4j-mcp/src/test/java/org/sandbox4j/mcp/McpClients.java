@@ -31,13 +31,13 @@ final class McpClients {
         HttpClientStreamableHttpTransport.Builder transport = HttpClientStreamableHttpTransport
                 .builder("http://127.0.0.1:" + endpoint.port())
                 .endpoint(SandboxMcpServer.ENDPOINT_PATH);
-        token.ifPresent(value -> transport.httpRequestCustomizer(
+        token.ifPresent(value -> transport.addHttpRequestCustomizer(
                 (request, method, uri, body, context) -> request.header("Authorization", "Bearer " + value)));
         return transport.build();
     }
 
     static CallToolResult call(McpSyncClient client, String tool, Map<String, Object> arguments) {
-        return client.callTool(new CallToolRequest(tool, arguments));
+        return client.callTool(CallToolRequest.builder(tool).arguments(arguments).build());
     }
 
     static CallToolResult runPython(McpSyncClient client, String program) {
