@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.UUID;
 
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.McpHttpClientTransportAuthorizationException;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 
@@ -71,7 +72,8 @@ class McpHttpBubblewrapTest {
 
     @Test
     void aClientWithoutTheTokenIsRefused() {
-        assertThatThrownBy(() -> McpClients.http(endpoint, Optional.empty())).isNotNull();
+        assertThatThrownBy(() -> McpClients.http(endpoint, Optional.empty()))
+                .hasRootCauseInstanceOf(McpHttpClientTransportAuthorizationException.class);
     }
 
     @Test

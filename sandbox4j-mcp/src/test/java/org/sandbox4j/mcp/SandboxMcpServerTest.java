@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.McpHttpClientTransportAuthorizationException;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 
@@ -252,8 +253,10 @@ class SandboxMcpServerTest {
     void aBearerTokenIsRequiredWhenOneIsSet() throws Exception {
         HttpEndpoint endpoint = serve(server().bearerToken("s3cret-token"));
 
-        assertThatThrownBy(() -> McpClients.http(endpoint, Optional.empty())).isNotNull();
-        assertThatThrownBy(() -> McpClients.http(endpoint, Optional.of("wrong-token"))).isNotNull();
+        assertThatThrownBy(() -> McpClients.http(endpoint, Optional.empty()))
+                .hasRootCauseInstanceOf(McpHttpClientTransportAuthorizationException.class);
+        assertThatThrownBy(() -> McpClients.http(endpoint, Optional.of("wrong-token")))
+                .hasRootCauseInstanceOf(McpHttpClientTransportAuthorizationException.class);
         HttpResponse<String> raw = post(endpoint, Map.of());
         assertThat(raw.statusCode()).isEqualTo(401);
         assertThat(raw.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"sandbox4j\"");
