@@ -99,7 +99,14 @@ public final class HttpEndpoint implements AutoCloseable {
         // never while a client could still use it.
         Duration disposeAfter = idleSessionTimeout.multipliedBy(2).plus(idleSessionTimeout.dividedBy(2));
         long period = Math.max(1, idleSessionTimeout.toMillis() / 2);
-        reaper.scheduleWithFixedDelay(() -> ledger.closeIdle(disposeAfter), period, period, TimeUnit.MILLISECONDS);
+        reaper.scheduleWithFixedDelay(() -> {
+            try {
+                ledger.closeIdle(disposeAfter);
+            } catch (RuntimeException failure) {
+                // A failed sweep must not end the schedule: the next one retries.
+                LOG.log(Level.WARNING, () -> "sweeping idle MCP sessions failed: " + ErrorDetail.of(failure));
+            }
+        }, period, period, TimeUnit.MILLISECONDS);
         return new HttpEndpoint(jetty, server, ledger, reaper, bound, onClose);
     }
 

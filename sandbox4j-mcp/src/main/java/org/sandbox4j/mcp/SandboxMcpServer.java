@@ -61,8 +61,8 @@ public final class SandboxMcpServer implements AutoCloseable {
     /** The name the server gives in its initialize answer unless told otherwise. */
     public static final String DEFAULT_SERVER_NAME = "sandbox4j";
 
-    /** The version it gives unless told otherwise. */
-    public static final String DEFAULT_SERVER_VERSION = "0.1.0-SNAPSHOT";
+    /** The version it gives unless told otherwise: the jar's, or this when the jar does not say. */
+    public static final String UNKNOWN_VERSION = "unknown";
 
     /**
      * How long an HTTP session may stay idle (no request, no open stream) before it may be ended;
@@ -284,7 +284,8 @@ public final class SandboxMcpServer implements AutoCloseable {
         private String bearerToken;
         private Duration idleSessionTimeout = DEFAULT_IDLE_SESSION_TIMEOUT;
         private String serverName = DEFAULT_SERVER_NAME;
-        private String serverVersion = DEFAULT_SERVER_VERSION;
+        private String serverVersion = Optional.ofNullable(SandboxMcpServer.class.getPackage().getImplementationVersion())
+                .orElse(UNKNOWN_VERSION);
 
         private Builder() {
         }
@@ -329,7 +330,7 @@ public final class SandboxMcpServer implements AutoCloseable {
             return this;
         }
 
-        /** The name and version given in the initialize answer. */
+        /** The name and version given in the initialize answer (the CLI gives its own). */
         public Builder serverInfo(String name, String version) {
             this.serverName = Objects.requireNonNull(name, "name");
             this.serverVersion = Objects.requireNonNull(version, "version");
