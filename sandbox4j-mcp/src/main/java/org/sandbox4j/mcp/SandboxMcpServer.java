@@ -1,0 +1,382 @@
+package org.sandbox4j.mcp;
+
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Function;
+
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
+
+import org.sandbox4j.core.CallerContext;
+import org.sandbox4j.core.FileListing;
+import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.core.tool.SandboxTool;
+
+/**
+ * An MCP server, on the official MCP Java SDK, that offers sandbox4j kinds as MCP tools. The
+ * conversation key of every call is {@code (scope, MCP session id, agent dir)}: the session comes
+ * from the SDK's exchange for the call in progress, never from the tool's arguments, so two MCP
+ * sessions never share a sandbox. When a session closes, its sandboxes are disposed of.
+ *
+ * <pre>{@code
+ * try (SandboxMcpServer server = SandboxMcpServer.builder()
+ *         .router(router)
+ *         .scope("alice")
+ *         .tools(context -> List.of(CodeAct.builder(router, "mcp", context).build()))
+ *         .build()) {
+ *     server.serveStdio();                       // until the client closes stdin
+ * }
+ * }</pre>
+ *
+ * <p>The tool factory is called once, at {@link Builder#build()}, with the {@link CallerContext}
+ * the server answers per call; a kind that cannot be served fails there, and one with no backend
+ * (an empty {@code Optional}) is left out. Thread-safe.
+ */
+public final class SandboxMcpServer implements AutoCloseable {
+
+    /** The path of the streamable HTTP endpoint. */
+    public static final String ENDPOINT_PATH = "/mcp";
+
+    /** The name the server gives in its initialize answer unless told otherwise. */
+    public static final String DEFAULT_SERVER_NAME = "sandbox4j";
+
+    /** The version it gives unless told otherwise: the jar's, or this when the jar does not say. */
+    public static final String UNKNOWN_VERSION = "unknown";
+
+    /**
+     * How long an HTTP session may stay idle (no request, no open stream) before it may be ended;
+     * the SDK's own default sweep.
+     */
+    public static final Duration DEFAULT_IDLE_SESSION_TIMEOUT = Duration.ofMinutes(30);
+
+    private final SandboxRouter router;
+    private final String scope;
+    private final List<SandboxTool> tools;
+    private final SessionContext sessions;
+    private final Optional<String> bearerToken;
+    private final Duration idleSessionTimeout;
+    private final String serverName;
+    private final String serverVersion;
+    private final McpJsonMapper mapper = McpJsonDefaults.getMapper();
+    private final List<AutoCloseable> servings = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    private SandboxMcpServer(Builder b, List<SandboxTool> tools, SessionContext sessions) {
+        this.router = b.router;
+        this.scope = b.scope;
+        this.tools = List.copyOf(tools);
+        this.sessions = sessions;
+        this.bearerToken = Optional.ofNullable(b.bearerToken);
+        this.idleSessionTimeout = b.idleSessionTimeout;
+        this.serverName = b.serverName;
+        this.serverVersion = b.serverVersion;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The names of the tools the server lists, in the factory's order; empty when none was configured. */
+    public List<String> toolNames() {
+        return tools.stream().map(SandboxTool::name).toList();
+    }
+
+    /** The scope of every key this server forms. */
+    public String scope() {
+        return scope;
+    }
+
+    /**
+     * Serves one MCP session over this process's stdin and stdout, and returns when stdin closes
+     * (or the server is closed); the session's sandboxes are then disposed of, as they are when
+     * the process is ended by a signal (a shutdown hook, held while serving). While it serves,
+     * {@code System.out} is pointed at {@code System.err}, so nothing but the protocol reaches
+     * stdout.
+     */
+    public void serveStdio() {
+        PrintStream protocol = System.out;
+        InputStream in = System.in;
+        System.setOut(System.err);
+        try {
+            serveStdio(in, protocol);
+        } finally {
+            System.setOut(protocol);
+        }
+    }
+
+    /** {@link #serveStdio()} on the given streams. */
+    void serveStdio(InputStream in, OutputStream out) {
+        ensureOpen();
+        SessionLedger ledger = new SessionLedger(router, scope);
+        CountDownLatch ended = new CountDownLatch(1);
+        StdioServerTransportProvider transport = new StdioServerTransportProvider(mapper,
+                new EndOfInput(in, ended::countDown), out);
+        McpSyncServer server = configure(McpServer.sync(transport), ledger);
+        AutoCloseable serving = ended::countDown;
+        servings.add(serving);
+        // A client that ends the server by signal (most do, after closing stdin or instead of it)
+        // still gets its session's sandboxes disposed of.
+        Thread onSignal = new Thread(ledger::closeAll, "sandbox4j-mcp-stdio-shutdown");
+        boolean hooked = addShutdownHook(onSignal);
+        try {
+            ended.await();
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+        } finally {
+            servings.remove(serving);
+            server.closeGracefully();
+            ledger.closeAll();
+            if (hooked) {
+                removeShutdownHook(onSignal);
+            }
+        }
+    }
+
+    private static boolean addShutdownHook(Thread hook) {
+        try {
+            Runtime.getRuntime().addShutdownHook(hook);
+            return true;
+        } catch (IllegalStateException shuttingDown) {
+            return false;
+        }
+    }
+
+    private static void removeShutdownHook(Thread hook) {
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // The hook is running or has run: it disposes of what closeAll left, which is nothing.
+        }
+    }
+
+    /** Serves streamable HTTP on {@code 127.0.0.1:port} ({@code 0}: a free port) until the endpoint is closed. */
+    public HttpEndpoint serveHttp(int port) {
+        return serveHttp(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+    }
+
+    /**
+     * Serves streamable HTTP on {@code address}, which must be a loopback address.
+     *
+     * @throws IllegalArgumentException a non-loopback or unresolved address
+     * @throws IllegalStateException    the address could not be bound, or the server is closed
+     */
+    public HttpEndpoint serveHttp(InetSocketAddress address) {
+        Objects.requireNonNull(address, "address");
+        if (address.getAddress() == null || !address.getAddress().isLoopbackAddress()) {
+            throw new IllegalArgumentException("MCP over HTTP listens on a loopback address only, not " + address
+                    + "; serve on 127.0.0.1 (serveHttp(port)) and put a reverse proxy with its own authentication "
+                    + "in front if other machines must reach it");
+        }
+        ensureOpen();
+        SessionLedger ledger = new SessionLedger(router, scope);
+        HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
+                .jsonMapper(mapper)
+                .mcpEndpoint(ENDPOINT_PATH)
+                .sessionSweepInterval(idleSessionTimeout)
+                .build();
+        McpSyncServer server = configure(McpServer.sync(transport), ledger);
+        HttpEndpoint[] self = new HttpEndpoint[1];
+        HttpEndpoint endpoint = HttpEndpoint.start(address, transport, server, ledger, bearerToken,
+                idleSessionTimeout, () -> servings.remove(self[0]));
+        self[0] = endpoint;
+        servings.add(endpoint);
+        return endpoint;
+    }
+
+    private <S extends McpServer.SyncSpecification<S>> McpSyncServer configure(McpServer.SyncSpecification<S> spec,
+            SessionLedger ledger) {
+        List<SyncToolSpecification> specifications = new ArrayList<>();
+        for (SandboxTool tool : tools) {
+            specifications.add(ToolBridge.specification(tool, mapper, sessions, ledger));
+        }
+        return spec.serverInfo(serverName, serverVersion)
+                .jsonMapper(mapper)
+                .capabilities(ServerCapabilities.builder().tools(false).build())
+                .tools(specifications)
+                .build();
+    }
+
+    /** Stops every transport still serving and disposes of the sandboxes of every session they saw. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        for (AutoCloseable serving : List.copyOf(servings)) {
+            try {
+                serving.close();
+            } catch (Exception ignored) {
+                // Each serving logs its own failures; closing the rest matters more.
+            }
+        }
+        servings.clear();
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("this SandboxMcpServer is closed");
+        }
+    }
+
+    /** Tells when the client closed its end (end of input, or a read that failed). */
+    private static final class EndOfInput extends FilterInputStream {
+        private final Runnable onEnd;
+
+        EndOfInput(InputStream in, Runnable onEnd) {
+            super(in);
+            this.onEnd = onEnd;
+        }
+
+        @Override
+        public int read() throws IOException {
+            return watch(() -> super.read());
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) throws IOException {
+            return watch(() -> super.read(buffer, offset, length));
+        }
+
+        private int watch(IoRead read) throws IOException {
+            try {
+                int n = read.read();
+                if (n < 0) {
+                    onEnd.run();
+                }
+                return n;
+            } catch (IOException failure) {
+                onEnd.run();
+                throw failure;
+            }
+        }
+
+        @FunctionalInterface
+        private interface IoRead {
+            int read() throws IOException;
+        }
+    }
+
+    /** Single-use builder. */
+    public static final class Builder {
+        private SandboxRouter router;
+        private String scope;
+        private Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> toolFactory;
+        private FileListing fileListing = FileListing.ALL;
+        private String bearerToken;
+        private Duration idleSessionTimeout = DEFAULT_IDLE_SESSION_TIMEOUT;
+        private String serverName = DEFAULT_SERVER_NAME;
+        private String serverVersion = Optional.ofNullable(SandboxMcpServer.class.getPackage().getImplementationVersion())
+                .orElse(UNKNOWN_VERSION);
+
+        private Builder() {
+        }
+
+        /** The router the tools were built on: a closing session's sandboxes are disposed of through it. */
+        public Builder router(SandboxRouter router) {
+            this.router = router;
+            return this;
+        }
+
+        /** The scope (tenant, user, application) of every key. */
+        public Builder scope(String scope) {
+            this.scope = scope;
+            return this;
+        }
+
+        /**
+         * Builds the tools for the context the server supplies: its thread is the MCP session of
+         * the call in progress. An empty {@code Optional} (a kind with no backend) is left out;
+         * without a factory the server lists no tools.
+         */
+        public Builder tools(Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> factory) {
+            this.toolFactory = factory;
+            return this;
+        }
+
+        /** Which names of a file store the tools may use (default: all of them). */
+        public Builder fileListing(FileListing listing) {
+            this.fileListing = Objects.requireNonNull(listing, "listing");
+            return this;
+        }
+
+        /** HTTP only: requests must carry {@code Authorization: Bearer <token>}, or get 401. */
+        public Builder bearerToken(String token) {
+            this.bearerToken = token;
+            return this;
+        }
+
+        /** HTTP only: how long a session may stay idle before it may be ended (and its sandboxes disposed of). */
+        public Builder idleSessionTimeout(Duration timeout) {
+            this.idleSessionTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /** The name and version given in the initialize answer (the CLI gives its own). */
+        public Builder serverInfo(String name, String version) {
+            this.serverName = Objects.requireNonNull(name, "name");
+            this.serverVersion = Objects.requireNonNull(version, "version");
+            return this;
+        }
+
+        /**
+         * Calls the tool factory and builds the server.
+         *
+         * @throws IllegalArgumentException a blank scope or token, a non-positive idle timeout, two
+         *                                  tools with one name
+         * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: a kind the router cannot serve
+         */
+        public SandboxMcpServer build() {
+            Objects.requireNonNull(router, "router: closing a session disposes of its sandboxes through it");
+            Objects.requireNonNull(scope, "scope");
+            if (scope.isBlank()) {
+                throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
+            }
+            if (bearerToken != null && bearerToken.isBlank()) {
+                throw new IllegalArgumentException("a bearer token cannot be blank; give none to serve without one");
+            }
+            if (idleSessionTimeout.isNegative() || idleSessionTimeout.isZero()) {
+                throw new IllegalArgumentException("the idle session timeout must be positive, not "
+                        + idleSessionTimeout);
+            }
+            SessionContext sessions = new SessionContext();
+            String fixedScope = scope;
+            CallerContext context = CallerContext.of(() -> fixedScope, sessions::current, fileListing);
+            List<SandboxTool> tools = new ArrayList<>();
+            if (toolFactory != null) {
+                Collection<Optional<SandboxTool>> built = Objects.requireNonNull(toolFactory.apply(context),
+                        "the tool factory returned null; return an empty list for no tools");
+                Set<String> names = new HashSet<>();
+                for (Optional<SandboxTool> tool : built) {
+                    if (tool == null || tool.isEmpty()) {
+                        continue;
+                    }
+                    if (!names.add(tool.get().name())) {
+                        throw new IllegalArgumentException("two tools are named '" + tool.get().name()
+                                + "'; an MCP server lists each name once");
+                    }
+                    tools.add(tool.get());
+                }
+            }
+            return new SandboxMcpServer(this, tools, sessions);
+        }
+    }
+}
