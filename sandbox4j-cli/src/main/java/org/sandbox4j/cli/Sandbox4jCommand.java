@@ -14,7 +14,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "sandbox4j", mixinStandardHelpOptions = true, versionProvider = Version.class,
         description = "Runs code somewhere else than this process: in a sandbox chosen by policy, refused loudly "
                 + "when that sandbox is weaker than the floor allows.",
-        subcommands = {RunCommand.class, ExecCommand.class, DoctorCommand.class, LsCommand.class, PurgeCommand.class},
+        subcommands = {RunCommand.class, ExecCommand.class, DoctorCommand.class, LsCommand.class, PurgeCommand.class,
+            McpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0-255:the program's own exit code (run, exec)",
@@ -50,7 +51,7 @@ final class Sandbox4jCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "name a command: run, exec, doctor, ls or purge");
+        throw new ParameterException(spec.commandLine(), "name a command: run, exec, doctor, ls, purge or mcp");
     }
 
     /** The settings of this invocation, read once. */

@@ -105,6 +105,11 @@ final class Session implements AutoCloseable {
         return CallerContext.of(() -> scope, () -> thread, FileListing.ALL);
     }
 
+    /** The scope every key of this invocation carries. */
+    String scope() {
+        return scope;
+    }
+
     SandboxKey key() {
         return new SandboxKey(scope, thread, AGENT);
     }

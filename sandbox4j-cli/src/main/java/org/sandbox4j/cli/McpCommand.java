@@ -1,0 +1,122 @@
+package org.sandbox4j.cli;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+import org.sandbox4j.codeact.CodeAct;
+import org.sandbox4j.codeact.Language;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.mcp.HttpEndpoint;
+import org.sandbox4j.mcp.SandboxMcpServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code sandbox4j mcp}: serves {@code execute_code} to any MCP client, over stdio (what Claude
+ * Desktop and IDEs start) or streamable HTTP on a loopback port. Each MCP session is its own
+ * conversation thread; closing the session disposes of its sandbox.
+ */
+@Command(name = "mcp", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Serve execute_code over MCP: on standard input and output (default), or streamable HTTP on "
+                + "a loopback port. Each MCP session gets its own sandbox, disposed of when the session closes.")
+final class McpCommand implements Callable<Integer> {
+
+    /** The environment variable holding the HTTP bearer token, so it need not appear in a process listing. */
+    static final String TOKEN_VARIABLE = "SANDBOX4J_MCP_TOKEN";
+
+    @ParentCommand
+    Sandbox4jCommand root;
+
+    @Option(names = "--http", paramLabel = "PORT",
+            description = "Serve streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio.")
+    Integer httpPort;
+
+    @Option(names = "--token", paramLabel = "TOKEN",
+            description = "Bearer token HTTP clients must send (env " + TOKEN_VARIABLE + "; prefer the variable).")
+    String token;
+
+    @Option(names = "--lang", paramLabel = "LANGUAGE", split = ",",
+            description = "Languages offered to the model, the first the default: python (default), javascript, "
+                    + "java, bash (repeatable or comma-separated).")
+    List<String> languages = new ArrayList<>();
+
+    @Mixin
+    SandboxOptions sandbox = new SandboxOptions();
+
+    @Override
+    public Integer call() throws InterruptedException {
+        if (sandbox.conversation.thread != null) {
+            throw CliFailure.usage("mcp takes no --thread: every MCP session is its own thread");
+        }
+        List<Language> offered = offered();
+        Optional<String> bearer = Optional.ofNullable(token).or(() -> Optional.ofNullable(System.getenv(TOKEN_VARIABLE)))
+                .filter(value -> !value.isBlank());
+        if (bearer.isPresent() && httpPort == null) {
+            throw CliFailure.usage("a bearer token only applies to --http; stdio is reachable by its parent alone");
+        }
+        try (Session session = Session.open(root, sandbox)) {
+            SandboxMcpServer.Builder builder = SandboxMcpServer.builder()
+                    .router(session.router())
+                    .scope(session.scope())
+                    .serverInfo(SandboxMcpServer.DEFAULT_SERVER_NAME, Version.number())
+                    .tools(context -> {
+                        CodeAct.Builder codeAct = CodeAct.builder(session.router(), Session.AGENT, context)
+                                .languages(offered.get(0), offered.subList(1, offered.size()).toArray(Language[]::new))
+                                .egressAllow(session.allow())
+                                .execTimeout(session.timeout());
+                        return List.of(codeAct.build());
+                    });
+            bearer.ifPresent(builder::bearerToken);
+            SandboxMcpServer server;
+            try {
+                server = builder.build();
+            } catch (SandboxException refused) {
+                throw Failures.of(refused);
+            }
+            try (server) {
+                if (httpPort == null) {
+                    session.console().detail("serving MCP on standard input and output");
+                    server.serveStdio();
+                    return ExitCodes.OK;
+                }
+                return serveHttp(session, server);
+            }
+        }
+    }
+
+    private int serveHttp(Session session, SandboxMcpServer server) throws InterruptedException {
+        HttpEndpoint endpoint;
+        try {
+            endpoint = server.serveHttp(httpPort);
+        } catch (IllegalArgumentException wrong) {
+            throw CliFailure.usage(wrong.getMessage());
+        }
+        // The address is the one line a user needs, so it is said even with --quiet off or on a pipe.
+        System.err.println(Console.PREFIX + "serving MCP at " + endpoint.uri() + " (Ctrl-C to stop)");
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            endpoint.close();
+            stopped.countDown();
+        }, "sandbox4j-mcp-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        stopped.await();
+        return ExitCodes.OK;
+    }
+
+    private List<Language> offered() {
+        List<String> names = languages.isEmpty() ? List.of(Language.PYTHON.wire()) : languages;
+        LinkedHashSet<Language> offered = new LinkedHashSet<>();
+        for (String name : names) {
+            offered.add(Language.fromWire(name.strip().toLowerCase(Locale.ROOT)).orElseThrow(() -> CliFailure.usage(
+                    "'" + name + "' is not a language sandbox4j runs; use python, javascript, java or bash")));
+        }
+        return List.copyOf(offered);
+    }
+}

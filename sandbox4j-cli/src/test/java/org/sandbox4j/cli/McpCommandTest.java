@@ -1,0 +1,144 @@
+package org.sandbox4j.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.sandbox4j.core.Json;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.client.transport.ServerParameters;
+import io.modelcontextprotocol.client.transport.StdioClientTransport;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code sandbox4j mcp} as an MCP host starts it: a separate JVM driven by the SDK's own client,
+ * over stdio and over streamable HTTP on loopback, running execute_code in real bubblewrap.
+ */
+class McpCommandTest {
+
+    private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+    private static final Pattern SERVING = Pattern.compile("serving MCP at (http://127\\.0\\.0\\.1:\\d+/\\S*)");
+
+    @Test
+    void overStdioItListsExecuteCodeAndRunsAProgram() throws Exception {
+        try (CliProcess cli = CliProcess.fresh()) {
+            ServerParameters parameters = ServerParameters.builder(java())
+                    .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--state-dir",
+                            cli.stateDir().toString(), "mcp", "--floor", "container", "--scope", "mcp-stdio-test", "--lang", "python,javascript")
+                    .build();
+            McpSyncClient client = McpClient.sync(new StdioClientTransport(parameters, McpJsonDefaults.getMapper()))
+                    .requestTimeout(REQUEST_TIMEOUT).initializationTimeout(REQUEST_TIMEOUT).build();
+            try {
+                client.initialize();
+                List<Tool> tools = client.listTools().tools();
+                assertThat(tools).extracting(Tool::name).containsExactly("execute_code");
+                assertThat(text(client.callTool(call(Map.of("code", "print(sum(range(10)))"))))).isEqualTo("stdout:\n45");
+                assertThat(text(client.callTool(call(Map.of("code", "console.log(6 * 7)", "language", "javascript"))))).isEqualTo("stdout:\n42");
+                assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-stdio-test", "--json").stdout()))
+                        .as("the session's sandbox, in the backend's own records").hasSize(1);
+            } finally {
+                client.closeGracefully();
+            }
+            assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-stdio-test", "--json").stdout()))
+                    .as("the session's sandbox went with it").isEmpty();
+        }
+    }
+
+    @Test
+    void atTheDefaultFloorItIsRefusedWithTheFix() {
+        try (CliProcess cli = CliProcess.fresh()) {
+            CliProcess.Result result = cli.run("mcp");
+            assertThat(result.exitCode()).isEqualTo(ExitCodes.REFUSED);
+            assertThat(result.stderr()).contains("--floor container");
+        }
+    }
+
+    @Test
+    void overHttpItNeedsTheBearerTokenAndRunsAProgram() throws Exception {
+        try (CliProcess cli = CliProcess.fresh()) {
+            ProcessBuilder builder = new ProcessBuilder(java(), "-cp", System.getProperty("java.class.path"),
+                    Main.class.getName(), "--state-dir", cli.stateDir().toString(), "mcp", "--floor", "container",
+                    "--scope", "mcp-http-test", "--http", "0");
+            builder.environment().put("SANDBOX4J_MCP_TOKEN", "s3cret-token");
+            builder.environment().put("XDG_CONFIG_HOME", cli.configHome().toString());
+            builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            Process server = builder.start();
+            try {
+                URI endpoint = endpointOf(server);
+                HttpResponse<String> anonymous = HttpClient.newHttpClient().send(HttpRequest.newBuilder(endpoint)
+                        .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+                        .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(anonymous.statusCode()).isEqualTo(401);
+
+                HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport
+                        .builder(endpoint.resolve("/").toString()).endpoint(endpoint.getPath())
+                        .addHttpRequestCustomizer((request, method, uri, body, context) ->
+                                request.header("Authorization", "Bearer s3cret-token")).build();
+                McpSyncClient client = McpClient.sync(transport).requestTimeout(REQUEST_TIMEOUT)
+                        .initializationTimeout(REQUEST_TIMEOUT).build();
+                try {
+                    client.initialize();
+                    assertThat(text(client.callTool(call(Map.of("code", "print(sum(range(10)))"))))).isEqualTo("stdout:\n45");
+                    assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-http-test", "--json").stdout()))
+                            .as("the session's sandbox, in the backend's own records").hasSize(1);
+                } finally {
+                    client.closeGracefully();
+                }
+            } finally {
+                server.destroy();
+                assertThat(server.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            }
+            assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-http-test", "--json").stdout()))
+                    .as("closing the session disposed of its sandbox").isEmpty();
+        }
+    }
+
+    private static URI endpointOf(Process server) throws Exception {
+        BufferedReader stderr = new BufferedReader(new InputStreamReader(server.getErrorStream(), StandardCharsets.UTF_8));
+        String line;
+        while ((line = stderr.readLine()) != null) {
+            Matcher serving = SERVING.matcher(line);
+            if (serving.find()) {
+                Thread drain = new Thread(() -> stderr.lines().forEach(ignored -> { }));
+                drain.setDaemon(true);
+                drain.start();
+                return URI.create(serving.group(1));
+            }
+        }
+        throw new AssertionError("the server never said where it serves");
+    }
+
+    private static CallToolRequest call(Map<String, Object> arguments) {
+        return CallToolRequest.builder("execute_code").arguments(arguments).build();
+    }
+
+    private static String text(CallToolResult result) {
+        return ((TextContent) result.content().get(0)).text();
+    }
+
+    private static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+}
