@@ -39,6 +39,8 @@ import org.junit.jupiter.api.Test;
 class McpCommandTest {
 
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+    /** How long a server's own shutdown may take to dispose of its sessions: generous, not a timing. */
+    private static final Duration SETTLE_BOUND = Duration.ofSeconds(30);
     private static final Pattern SERVING = Pattern.compile("serving MCP at (http://127\\.0\\.0\\.1:\\d+/\\S*)");
 
     @Test
@@ -61,8 +63,7 @@ class McpCommandTest {
             } finally {
                 client.closeGracefully();
             }
-            assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-stdio-test", "--json").stdout()))
-                    .as("the session's sandbox went with it").isEmpty();
+            assertThat(sandboxesOnceSettled(cli, "mcp-stdio-test")).as("the session's sandbox went with it").isEmpty();
         }
     }
 
@@ -110,9 +111,24 @@ class McpCommandTest {
                 server.destroy();
                 assertThat(server.waitFor(30, TimeUnit.SECONDS)).isTrue();
             }
-            assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-http-test", "--json").stdout()))
-                    .as("closing the session disposed of its sandbox").isEmpty();
+            assertThat(sandboxesOnceSettled(cli, "mcp-http-test")).as("closing the session disposed of its sandbox")
+                    .isEmpty();
         }
+    }
+
+    /**
+     * The scope's sandboxes in the backend's records, once the server's shutdown has had its chance: a client
+     * ends a stdio server with a signal and does not wait for it, so disposal may still be under way.
+     */
+    private static List<Map<String, Object>> sandboxesOnceSettled(CliProcess cli, String scope)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + SETTLE_BOUND.toNanos();
+        List<Map<String, Object>> listed = Json.parseArrayOfObjects(cli.run("ls", "--scope", scope, "--json").stdout());
+        while (!listed.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            listed = Json.parseArrayOfObjects(cli.run("ls", "--scope", scope, "--json").stdout());
+        }
+        return listed;
     }
 
     private static URI endpointOf(Process server) throws Exception {

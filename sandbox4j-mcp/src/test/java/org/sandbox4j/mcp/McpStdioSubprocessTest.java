@@ -6,6 +6,7 @@ import static org.sandbox4j.mcp.McpClients.runPython;
 import static org.sandbox4j.mcp.McpClients.text;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 
@@ -27,6 +28,9 @@ import org.sandbox4j.codeact.CodeAct;
  */
 class McpStdioSubprocessTest {
 
+    /** How long the server's own shutdown may take to remove the session's sandbox: generous, not a timing. */
+    private static final Duration DISPOSAL_BOUND = Duration.ofSeconds(30);
+
     private final Path stateRoot = BubblewrapFixture.newStateRoot();
 
     @AfterEach
@@ -35,7 +39,7 @@ class McpStdioSubprocessTest {
     }
 
     @Test
-    void aStdioClientListsExecuteCodeRunsAProgramAndItsSandboxGoesWithTheSession() {
+    void aStdioClientListsExecuteCodeRunsAProgramAndItsSandboxGoesWithTheSession() throws InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         ServerParameters parameters = ServerParameters.builder(java)
@@ -59,6 +63,12 @@ class McpStdioSubprocessTest {
             assertThat(BubblewrapFixture.filesNamed(stateRoot, marker)).hasSize(1);
         } finally {
             client.closeGracefully();
+        }
+        // The client ends the server with a signal and does not wait for its exit: the server's shutdown disposes
+        // of the sandbox while this test goes on, so the check waits (boundedly) for the files to be gone.
+        long deadline = System.nanoTime() + DISPOSAL_BOUND.toNanos();
+        while (!BubblewrapFixture.filesNamed(stateRoot, marker).isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(100);
         }
         assertThat(BubblewrapFixture.filesNamed(stateRoot, marker)).as("the session's sandbox was disposed of").isEmpty();
     }
