@@ -62,6 +62,144 @@ provision() {
     require_commands unshare:util-linux setpriv:util-linux prlimit:util-linux curl:curl bwrap:bubblewrap \
         socat:socat /usr/bin/python3:python3 /usr/bin/node:nodejs gcc:gcc /usr/include/stdio.h:libc6-dev \
         /usr/include/seccomp.h:libseccomp-dev
+    provision_engines
+}
+
+# ---------------------------------------------------------------- container engines (sandbox4j-docker)
+# There is no systemd here, so dockerd and Podman's API service are started by hand, each only if its
+# socket does not already answer, each with its own socket and data under one short directory. The
+# tests find them through SANDBOX4J_DOCKER_HOST and SANDBOX4J_PODMAN_HOST, and the image through
+# SANDBOX4J_TEST_IMAGE. When provisioning fails the variables say why (SANDBOX4J_ENGINES_PROBLEM), so
+# the engine tests fail with the reason instead of skipping.
+engine_dir=${SANDBOX4J_ENGINE_DIR:-/var/lib/s4j-engines}
+# The test image: Debian minbase with sh, coreutils, python3 (the kinds' interpreter and an egress bridge),
+# socat (the preferred bridge) and curl (the egress suites' client). Its tag is a digest of this recipe.
+image_suite=bookworm
+image_packages=python3,socat,curl
+image_recipe_version=1
+
+# Whether the Engine API behind a unix socket answers its ping.
+engine_answers() {
+    [ -S "$1" ] && curl -fsS --max-time 5 --unix-socket "$1" http://engine/_ping >/dev/null 2>&1
+}
+
+# Waits up to 60 s for a socket to answer; names the log when it does not.
+await_engine() {
+    local socket=$1 log=$2 what=$3 i
+    for i in $(seq 1 120); do
+        engine_answers "$socket" && return 0
+        sleep 0.5
+    done
+    engine_problem "$what did not answer on $socket within 60 s; see $log"
+    return 1
+}
+
+engine_problem() {
+    say "$*"
+    export SANDBOX4J_ENGINES_PROBLEM="${SANDBOX4J_ENGINES_PROBLEM:+$SANDBOX4J_ENGINES_PROBLEM; }$*"
+}
+
+# dockerd with no bridge and no iptables rules (containers run with --network none), the ulimit
+# defaults this machine can grant (no CAP_SYS_RESOURCE), and gVisor's runsc registered as a runtime
+# (allowed to reach host unix sockets: the egress proxy's socket is mounted into the guest).
+start_dockerd() {
+    local socket=$engine_dir/docker.sock
+    if engine_answers "$socket"; then
+        say "dockerd already answers on $socket"
+        return 0
+    fi
+    say "starting dockerd on $socket (log $engine_dir/dockerd.log)"
+    cat > "$engine_dir/daemon.json" <<'JSON'
+{
+  "runtimes": {
+    "runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--fsgofer-host-uds"]}
+  }
+}
+JSON
+    rm -f "$socket"
+    setsid nohup dockerd --config-file "$engine_dir/daemon.json" \
+        --data-root "$engine_dir/docker-data" --exec-root "$engine_dir/docker-exec" \
+        --pidfile "$engine_dir/dockerd.pid" -H "unix://$socket" \
+        --bridge=none --iptables=false --ip-forward=false --ip-masq=false \
+        --default-ulimit nofile=20000:20000 --default-ulimit nproc=32768:32768 \
+        </dev/null >"$engine_dir/dockerd.log" 2>&1 &
+    await_engine "$socket" "$engine_dir/dockerd.log" dockerd
+}
+
+# Podman's Docker-compatible API service, rootful, with runc (crun refuses this host's hybrid
+# cgroups) and the same ulimit workaround, its storage under the engine directory.
+podman_flags() {
+    printf '%s\n' --root "$engine_dir/podman-root" --runroot "$engine_dir/podman-run"
+}
+
+start_podman() {
+    local socket=$engine_dir/podman.sock
+    cat > "$engine_dir/containers.conf" <<'CONF'
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+CONF
+    if engine_answers "$socket"; then
+        say "podman already answers on $socket"
+        return 0
+    fi
+    say "starting podman system service on $socket (log $engine_dir/podman.log)"
+    rm -f "$socket"
+    # shellcheck disable=SC2046
+    CONTAINERS_CONF=$engine_dir/containers.conf setsid nohup podman $(podman_flags) \
+        system service --time=0 "unix://$socket" </dev/null >"$engine_dir/podman.log" 2>&1 &
+    await_engine "$socket" "$engine_dir/podman.log" "podman system service"
+}
+
+# Builds the test image's root file system once (debootstrap from the Debian mirror; no registry),
+# keeps it as a tar named by the recipe's digest, and imports it into each engine that lacks the tag.
+provision_test_image() {
+    local digest tag tarball staging
+    digest=$(printf '%s\n' "$image_recipe_version" "$image_suite" "$image_packages" | sha256sum | cut -c1-12)
+    tag=localhost/sandbox4j-test:$digest
+    tarball=$engine_dir/images/rootfs-$digest.tar
+    if [ ! -s "$tarball" ]; then
+        local mirror
+        mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+        mirror=${mirror:-http://deb.debian.org/debian}
+        staging=$(mktemp -d "$engine_dir/images/build.XXXXXX")
+        say "building the test image's root file system (debootstrap $image_suite, $image_packages; about 2 min, once)"
+        if ! debootstrap --variant=minbase --include="$image_packages" "$image_suite" "$staging/root" "$mirror" \
+                >"$engine_dir/images/debootstrap.log" 2>&1; then
+            rm -rf "$staging"
+            engine_problem "debootstrap failed; see $engine_dir/images/debootstrap.log"
+            return 1
+        fi
+        rm -rf "$staging/root/var/cache/apt/archives/"*.deb "$staging/root/var/lib/apt/lists/"* \
+            "$staging/root/usr/share/doc" "$staging/root/usr/share/man" "$staging/root/usr/share/locale"
+        tar --numeric-owner -C "$staging/root" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
+        rm -rf "$staging"
+    fi
+    if ! DOCKER_HOST=unix://$engine_dir/docker.sock docker image inspect "$tag" >/dev/null 2>&1; then
+        say "importing $tag into dockerd"
+        DOCKER_HOST=unix://$engine_dir/docker.sock docker import "$tarball" "$tag" >/dev/null \
+            || engine_problem "docker import of $tarball failed"
+    fi
+    # shellcheck disable=SC2046
+    if ! CONTAINERS_CONF=$engine_dir/containers.conf podman $(podman_flags) image exists "$tag"; then
+        say "importing $tag into podman"
+        # shellcheck disable=SC2046
+        CONTAINERS_CONF=$engine_dir/containers.conf podman $(podman_flags) import -q "$tarball" "$tag" >/dev/null \
+            || engine_problem "podman import of $tarball failed"
+    fi
+    export SANDBOX4J_TEST_IMAGE=$tag
+}
+
+provision_engines() {
+    require_commands dockerd:docker.io docker:docker.io podman:podman runc:runc runsc:runsc \
+        debootstrap:debootstrap docker-init:tini catatonit:catatonit
+    mkdir -p "$engine_dir/images"
+    start_dockerd && export SANDBOX4J_DOCKER_HOST=unix://$engine_dir/docker.sock
+    start_podman && export SANDBOX4J_PODMAN_HOST=unix://$engine_dir/podman.sock
+    provision_test_image || true
 }
 
 # One closing line over every module's Surefire and Failsafe reports, so the whole run reads as one count.

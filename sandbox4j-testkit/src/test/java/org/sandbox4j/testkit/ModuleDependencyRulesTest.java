@@ -45,13 +45,15 @@ class ModuleDependencyRulesTest {
 
     /**
      * What a module's tests may use beyond its row: a kind or an adapter is proved end to end on a
-     * real backend, which its main code never names; sandbox4j-aca's main code talks to a service
+     * real backend, which its main code never names; sandbox4j-docker's tests run execute_code end to end;
+     * sandbox4j-aca's main code talks to a service
      * that enforces egress itself, and only its emulator runs sandbox4j-egress's proxy in the
      * service's place.
      */
     private static final Map<String, Set<String>> ALSO_IN_TESTS = Map.of(
             "sandbox4j-aca", Set.of("sandbox4j-egress"),
             "sandbox4j-codeact", Set.of("sandbox4j-local"),
+            "sandbox4j-docker", Set.of("sandbox4j-codeact"),
             "sandbox4j-langchain4j", Set.of("sandbox4j-local", "sandbox4j-codeact"),
             "sandbox4j-spring-ai", Set.of("sandbox4j-local", "sandbox4j-codeact"),
             "sandbox4j-mcp", Set.of("sandbox4j-local", "sandbox4j-codeact"));

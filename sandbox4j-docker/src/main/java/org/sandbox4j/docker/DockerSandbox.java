@@ -1,0 +1,471 @@
+package org.sandbox4j.docker;
+
+import com.github.dockerjava.api.command.ExecCreateCmdResponse;
+import com.github.dockerjava.api.command.InspectExecResponse;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.Json;
+import org.sandbox4j.core.NoFollowStat;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxNotARegularFile;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.egress.GuestBridge;
+
+/**
+ * One container. Commands run through the exec API under {@link GuestScripts#WRAPPER}; files move
+ * through the archive endpoints (a tar per write, the first entry's header before any body on a
+ * read), after the core's confinement walk, whose no-follow stat is the engine's own path stat.
+ */
+final class DockerSandbox implements Sandbox {
+
+    private static final System.Logger LOG = System.getLogger(DockerSandbox.class.getName());
+    private static final SecureRandom TOKENS = new SecureRandom();
+    private static final int TOKEN_BYTES = 12;
+    /** Bound on the second exec that kills a timed-out command's processes. */
+    static final Duration KILL_TIMEOUT = Duration.ofSeconds(10);
+    /** Bound on an internal command (removal, probes). */
+    static final Duration INTERNAL_TIMEOUT = Duration.ofSeconds(60);
+    /** How long to wait for the engine to record an ended exec's exit code. */
+    private static final Duration EXIT_CODE_WAIT = Duration.ofSeconds(5);
+    private static final long EXIT_CODE_POLL_MILLIS = 10;
+    /** Output kept from internal commands (kill, rm): enough for a message. */
+    private static final long INTERNAL_OUTPUT_CAP = 64 * 1024;
+    private static final int FILE_MODE = 0644;
+    private static final int DIRECTORY_MODE = 0755;
+    private static final int STDIN_MODE = 0600;
+    private static final String WORKING_DIRECTORY_ITSELF = ".";
+
+    // Go's os.FileMode type bits, as the engine's path stat reports them.
+    private static final long GO_MODE_DIR = 1L << 31;
+    private static final long GO_MODE_SYMLINK = 1L << 27;
+    private static final long GO_MODE_OTHER = (1L << 26) | (1L << 25) | (1L << 24) | (1L << 21) | (1L << 19);
+
+    private final DockerBackend backend;
+    private final Engine engine;
+    private final String containerId;
+    private final String containerName;
+    private final String workArea;
+    private final Optional<String> guestSocket;
+
+    DockerSandbox(DockerBackend backend, Engine engine, String containerId, String containerName, String workArea,
+            Optional<String> guestSocket) {
+        this.backend = backend;
+        this.engine = engine;
+        this.containerId = containerId;
+        this.containerName = containerName;
+        this.workArea = workArea;
+        this.guestSocket = guestSocket;
+    }
+
+    DockerBackend backend() {
+        return backend;
+    }
+
+    String containerId() {
+        return containerId;
+    }
+
+    String containerName() {
+        return containerName;
+    }
+
+    @Override
+    public String toString() {
+        return "DockerSandbox[" + containerName + "]";
+    }
+
+    // ---------------------------------------------------------------- exec
+
+    @Override
+    public ExecResult exec(Command command, ExecOptions options) {
+        long started = System.nanoTime();
+        long deadline = started + options.timeout().toNanos();
+        String token = HexFormat.of().formatHex(randomBytes());
+        Optional<byte[]> stdin = options.stdin();
+        if (stdin.isPresent()) {
+            uploadStdin(token, stdin.get());
+        }
+        List<String> words = command instanceof Command.Argv argv ? argv.words()
+                : List.of("sh", "-c", ((Command.Shell) command).line());
+        List<String> inner = guestSocket.map(socket -> GuestBridge.argv(socket, words)).orElse(words);
+        List<String> argv = GuestScripts.wrapped(workArea, token, options.workingDirectory(), stdin.isPresent(), inner);
+        Map<String, String> environment = new HashMap<>(options.environment());
+        environment.put(GuestScripts.EXEC_MARKER, token);
+
+        ExecOutput output = new ExecOutput(options.outputCapBytes(), options.listener(), true);
+        String execId = start(argv, environment, output);
+        try {
+            boolean ended = output.awaitEndOrCap(Math.max(0, deadline - System.nanoTime()));
+            if (output.capExceeded()) {
+                killTree(token, output.group(), "passed its output cap");
+                throw new SandboxExecOutputLimitExceeded("backend '" + backend.name() + "': the command wrote more than "
+                        + options.outputCapBytes() + " bytes to stdout and stderr together; it was killed (raise the "
+                        + "cap with ExecOptions.withOutputCap, or write large output to a file and read it)");
+            }
+            if (!ended) {
+                killTree(token, output.group(), "ran past its timeout");
+                throw new SandboxTimeoutException("backend '" + backend.name() + "': the command ran past its timeout of "
+                        + options.timeout().toMillis() + " ms; every process it started was killed");
+            }
+        } catch (InterruptedException interrupted) {
+            killTree(token, output.group(), "was interrupted");
+            Thread.currentThread().interrupt();
+            throw new SandboxInterrupted("backend '" + backend.name() + "': interrupted while the command ran; it was "
+                    + "killed");
+        } catch (RuntimeException streamFailure) {
+            if (streamFailure instanceof SandboxException known) {
+                throw known;
+            }
+            killTree(token, output.group(), "lost its output stream");
+            throw new SandboxException("backend '" + backend.name() + "': the engine's output stream for the command "
+                    + "failed: " + Engine.detail(streamFailure), streamFailure);
+        } finally {
+            closeQuietly(output);
+        }
+        output.flushPreamble();
+        int exitCode = exitCode(execId);
+        return new ExecResult(output.stdout(), output.stderr(), exitCode, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    /** Creates and starts an exec attached to {@code output}; returns its id. */
+    private String start(List<String> argv, Map<String, String> environment, ExecOutput output) {
+        List<String> env = new ArrayList<>();
+        environment.forEach((name, value) -> env.add(name + "=" + value));
+        ExecCreateCmdResponse created;
+        try {
+            created = engine.streams().execCreateCmd(containerId).withCmd(argv.toArray(String[]::new)).withEnv(env)
+                    .withAttachStdin(false).withAttachStdout(true).withAttachStderr(true).withTty(false)
+                    .withWorkingDir("/").exec();
+        } catch (RuntimeException failure) {
+            throw backend.engineFailure("start a command in container " + containerName, failure);
+        }
+        try {
+            engine.streams().execStartCmd(created.getId()).withDetach(false).withTty(false).exec(output);
+        } catch (RuntimeException failure) {
+            throw backend.engineFailure("start a command in container " + containerName, failure);
+        }
+        return created.getId();
+    }
+
+    /** The exit code the engine recorded; it may lag the end of the stream by a moment. */
+    private int exitCode(String execId) {
+        long deadline = System.nanoTime() + EXIT_CODE_WAIT.toNanos();
+        while (true) {
+            InspectExecResponse inspected;
+            try {
+                inspected = engine.control().inspectExecCmd(execId).exec();
+            } catch (RuntimeException failure) {
+                throw backend.engineFailure("read a command's exit code in container " + containerName, failure);
+            }
+            Long code = inspected.getExitCodeLong();
+            if (!Boolean.TRUE.equals(inspected.isRunning()) && code != null) {
+                return code.intValue();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new SandboxException("backend '" + backend.name() + "': the engine recorded no exit code for a "
+                        + "command whose output ended " + EXIT_CODE_WAIT.toSeconds() + " s ago in container "
+                        + containerName);
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(EXIT_CODE_POLL_MILLIS);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                throw new SandboxInterrupted("backend '" + backend.name() + "': interrupted while reading an exit code");
+            }
+        }
+    }
+
+    /**
+     * Kills every process of one exec with a second exec; when that cannot be confirmed, the
+     * container is retired (another process sees it by name) and the next acquire replaces it.
+     */
+    private void killTree(String token, OptionalLong group, String why) {
+        String groupText = group.isPresent() ? Long.toString(group.getAsLong()) : "";
+        try {
+            Internal result = internal(GuestScripts.kill(token, groupText), KILL_TIMEOUT);
+            if (result.exitCode() == 0) {
+                return;
+            }
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': the kill of a command that " + why
+                    + " in container " + containerName + " exited " + result.exitCode() + " ("
+                    + result.stderr().strip() + "); retiring the container");
+        } catch (RuntimeException failure) {
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': could not kill a command that " + why
+                    + " in container " + containerName + " (" + Engine.detail(failure) + "); retiring the container");
+        }
+        backend.retire(this);
+    }
+
+    /** What an internal command left: bounded output and its exit code. */
+    record Internal(int exitCode, String stdout, String stderr) {
+    }
+
+    /** Runs a fixed internal command (no wrapper, no marker) bounded by {@code timeout}. */
+    Internal internal(List<String> argv, Duration timeout) {
+        ExecOutput output = new ExecOutput(INTERNAL_OUTPUT_CAP, Optional.empty(), false);
+        String execId = start(argv, Map.of(), output);
+        try {
+            if (!output.awaitEndOrCap(timeout.toNanos())) {
+                throw new SandboxTimeoutException("backend '" + backend.name() + "': an internal command in container "
+                        + containerName + " did not end within " + timeout.toSeconds() + " s");
+            }
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new SandboxInterrupted("backend '" + backend.name() + "': interrupted during an internal command");
+        } finally {
+            closeQuietly(output);
+        }
+        return new Internal(exitCode(execId), new String(output.stdout(), StandardCharsets.UTF_8),
+                new String(output.stderr(), StandardCharsets.UTF_8));
+    }
+
+    private void uploadStdin(String token, byte[] input) {
+        byte[] archive = backend.tarWriter().file(GuestScripts.STDIN_PREFIX + token, STDIN_MODE, input).finish();
+        put(workArea, archive, "deliver stdin");
+    }
+
+    // ---------------------------------------------------------------- files
+
+    @Override
+    public void writeFile(String path, byte[] content, String workingDirectory) {
+        NoFollowStat stat = memoized();
+        String confined = GuestPaths.confineWritePath(stat, path, workingDirectory);
+        // The deepest directory that exists receives one archive holding the missing parents and the file.
+        String existing = "/";
+        List<String> missing = new ArrayList<>();
+        for (String directory : GuestPaths.directoryChain(GuestPaths.parent(confined))) {
+            if (!missing.isEmpty() || stat.kindOf(directory).isEmpty()) {
+                missing.add(directory);
+            } else {
+                existing = directory;
+            }
+        }
+        Tar.Writer archive = backend.tarWriter();
+        for (String directory : missing) {
+            archive.directory(below(directory, existing), DIRECTORY_MODE);
+        }
+        archive.file(below(confined, existing), FILE_MODE, content);
+        put(existing, archive.finish(), "write " + GuestText.quote(path));
+    }
+
+    @Override
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        String confined = GuestPaths.refuseSymlinkedParents(memoized(), path, workingDirectory, false);
+        return pathStat(confined).map(kind -> describe(kind, confined, workingDirectory));
+    }
+
+    private SandboxEntry describe(PathStat stat, String confined, String workingDirectory) {
+        String relative = GuestPaths.relativeTo(confined, workingDirectory).filter(r -> !r.isEmpty())
+                .orElse(WORKING_DIRECTORY_ITSELF);
+        return switch (stat.kind()) {
+            case FILE -> SandboxEntry.file(relative, stat.size());
+            case DIRECTORY -> SandboxEntry.directory(relative);
+            case SYMLINK -> SandboxEntry.symlink(relative);
+            case OTHER -> SandboxEntry.other(relative);
+        };
+    }
+
+    @Override
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        String confined = GuestPaths.refuseSymlinkedParents(memoized(), path, workingDirectory, false);
+        try (Engine.ArchiveResponse response = archive(confined, "read " + GuestText.quote(path))) {
+            if (response == null) {
+                throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
+            }
+            Tar.Header header = Tar.firstHeader(response.body()).orElseThrow(() -> new SandboxFileException(
+                    "backend '" + backend.name() + "': the engine sent an empty archive for " + GuestText.quote(path)));
+            switch (header.kind()) {
+                case DIRECTORY -> throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only "
+                        + "regular files are read");
+                case SYMLINK -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; a read never "
+                        + "follows a link");
+                case OTHER -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file");
+                case FILE -> {
+                    // The header's size decides before a byte of the body is read.
+                }
+            }
+            if (header.size() > maxBytes) {
+                throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + header.size()
+                        + " bytes, more than the " + maxBytes + " allowed; it was not read");
+            }
+            byte[] content = response.body().readNBytes((int) header.size());
+            if (content.length != header.size()) {
+                throw new SandboxFileException("backend '" + backend.name() + "': the archive of "
+                        + GuestText.quote(path) + " ended after " + content.length + " of " + header.size() + " bytes");
+            }
+            return content;
+        } catch (IOException e) {
+            throw new SandboxFileException("backend '" + backend.name() + "' could not read " + GuestText.quote(path)
+                    + " from container " + containerName + ": " + Engine.detail(e), e);
+        }
+    }
+
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        String confined = GuestPaths.confine(path, workingDirectory);
+        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
+            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
+                    + "remove the working directory");
+        }
+        NoFollowStat stat = memoized();
+        GuestPaths.refuseSymlinkedParents(stat, confined, workingDirectory, false);
+        Optional<EntryKind> leaf = stat.kindOf(confined);
+        if (leaf.isEmpty()) {
+            return;
+        }
+        if (leaf.get() == EntryKind.DIRECTORY && !recursive) {
+            throw new SandboxFileException(GuestText.quote(path) + " is a directory; pass recursive to remove it and "
+                    + "everything below it");
+        }
+        // rm never follows a link: a linked leaf is unlinked, links inside a tree are removed as links.
+        List<String> argv = List.of("rm", recursive ? "-rf" : "-f", "--", confined);
+        Internal result = internal(argv, INTERNAL_TIMEOUT);
+        if (result.exitCode() != 0) {
+            throw new SandboxFileException("backend '" + backend.name() + "': the guest refused to remove "
+                    + GuestText.quote(path) + " (rm exited " + result.exitCode() + ": " + result.stderr().strip() + ")");
+        }
+    }
+
+    // ---------------------------------------------------------------- the engine's archive endpoints
+
+    /** What the engine's path stat says: a kind and, for a regular file, a size. */
+    record PathStat(EntryKind kind, long size) {
+    }
+
+    /** A stat that asks the engine once per path within one call. */
+    private NoFollowStat memoized() {
+        Map<String, Optional<EntryKind>> seen = new HashMap<>();
+        return directory -> seen.computeIfAbsent(directory, absolute -> pathStat(absolute).map(PathStat::kind));
+    }
+
+    /** The engine's no-follow stat of an absolute guest path; empty when nothing is there. */
+    Optional<PathStat> pathStat(String absolute) {
+        try (Engine.ArchiveResponse response = archive(absolute, "stat " + GuestText.quote(absolute))) {
+            if (response == null) {
+                return Optional.empty();
+            }
+            if (response.pathStat() != null) {
+                return Optional.of(fromHeader(response.pathStat()));
+            }
+            Tar.Header header = Tar.firstHeader(response.body()).orElseThrow(() -> new SandboxFileException(
+                    "backend '" + backend.name() + "': the engine sent an empty archive for " + GuestText.quote(absolute)));
+            return Optional.of(new PathStat(header.kind(), header.size()));
+        } catch (IOException e) {
+            throw new SandboxFileException("backend '" + backend.name() + "' could not stat " + GuestText.quote(absolute)
+                    + " in container " + containerName + ": " + Engine.detail(e), e);
+        }
+    }
+
+    private PathStat fromHeader(String encoded) {
+        Map<String, Object> stat;
+        try {
+            stat = Json.parseObject(new String(Base64.getDecoder().decode(encoded.strip()), StandardCharsets.UTF_8));
+        } catch (IllegalArgumentException malformed) {
+            throw new SandboxFileException("backend '" + backend.name() + "': the engine's path stat is malformed: "
+                    + ErrorText.bounded(encoded));
+        }
+        long mode = ((Number) stat.getOrDefault("mode", 0)).longValue();
+        long size = ((Number) stat.getOrDefault("size", 0)).longValue();
+        if ((mode & GO_MODE_SYMLINK) != 0) {
+            return new PathStat(EntryKind.SYMLINK, 0);
+        }
+        if ((mode & GO_MODE_DIR) != 0) {
+            return new PathStat(EntryKind.DIRECTORY, 0);
+        }
+        if ((mode & GO_MODE_OTHER) != 0) {
+            return new PathStat(EntryKind.OTHER, 0);
+        }
+        return new PathStat(EntryKind.FILE, size);
+    }
+
+    /** The archive of a path, or null when the engine says the path does not exist. */
+    private Engine.ArchiveResponse archive(String absolute, String what) {
+        Engine.ArchiveResponse response;
+        try {
+            response = engine.archive(containerId, absolute);
+        } catch (RuntimeException failure) {
+            throw backend.engineFailure(what + " in container " + containerName, failure);
+        }
+        if (response.status() == 200) {
+            return response;
+        }
+        String message = response.message();
+        response.close();
+        if (response.status() == 404 && !message.toLowerCase(java.util.Locale.ROOT).contains("no such container")) {
+            return null;
+        }
+        if (response.status() == 404) {
+            throw backend.containerGone(containerName);
+        }
+        if (message.toLowerCase(java.util.Locale.ROOT).contains("not a directory")) {
+            // A parent is a file: nothing can be there.
+            return null;
+        }
+        throw new SandboxFileException("backend '" + backend.name() + "' could not " + what + " in container "
+                + containerName + ": the engine answered " + response.status() + " " + ErrorText.bounded(message));
+    }
+
+    private void put(String directory, byte[] archive, String what) {
+        try (InputStream in = new ByteArrayInputStream(archive)) {
+            engine.control().copyArchiveToContainerCmd(containerId).withRemotePath(directory)
+                    .withNoOverwriteDirNonDir(true).withTarInputStream(in).exec();
+        } catch (IOException impossible) {
+            throw new IllegalStateException(impossible);
+        } catch (RuntimeException failure) {
+            if (Engine.isNotFound(failure) && String.valueOf(failure.getMessage()).toLowerCase(java.util.Locale.ROOT)
+                    .contains("no such container")) {
+                throw backend.containerGone(containerName);
+            }
+            throw new SandboxFileException("backend '" + backend.name() + "' could not " + what + " in container "
+                    + containerName + ": " + Engine.detail(failure), failure);
+        }
+    }
+
+    private static String below(String path, String directory) {
+        return GuestPaths.relativeTo(path, directory).orElseThrow(() -> new IllegalStateException(path
+                + " is not below " + directory));
+    }
+
+    private static byte[] randomBytes() {
+        byte[] bytes = new byte[TOKEN_BYTES];
+        TOKENS.nextBytes(bytes);
+        return bytes;
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        try {
+            closeable.close();
+        } catch (Exception ignored) {
+            // Closing a finished stream can only fail uninterestingly.
+        }
+    }
+}

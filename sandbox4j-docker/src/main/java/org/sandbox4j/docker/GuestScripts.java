@@ -1,0 +1,97 @@
+package org.sandbox4j.docker;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The fixed {@code sh} scripts the backend runs in a container. Every variable part reaches them
+ * as a positional parameter, never as shell text.
+ *
+ * <p>Each exec is wrapped: the wrapper prints its own pid on the first line of stdout (the engine
+ * starts every exec as a session and process-group leader, so that pid names the exec's group),
+ * takes its stdin from a file the backend uploaded (the hijacked attach stream cannot be
+ * half-closed, so a command would never see end of input) or from {@code /dev/null}, changes to
+ * the working directory, and {@code exec}s the command. Every process the command starts
+ * inherits {@value #EXEC_MARKER}, so a second exec can find and kill the whole tree, even children
+ * that left the group with {@code setsid}.
+ */
+final class GuestScripts {
+
+    /** The variable that marks every process of one exec. */
+    static final String EXEC_MARKER = "SANDBOX4J_EXEC";
+    /** The first line of an exec's stdout: this, a space, the wrapper's pid, a newline. */
+    static final String PREAMBLE = "sandbox4j-exec ";
+    /** How many bytes of stdout may hold the preamble; beyond it, there is none. */
+    static final int MAX_PREAMBLE_BYTES = 64;
+    /** Where the wrapper finds an exec's stdin: a file of this name, then the token, in the work area. */
+    static final String STDIN_PREFIX = ".sandbox4j-stdin-";
+    /** The wrapper's exit code when it cannot set up the command (stdin, working directory). */
+    static final int EXIT_SETUP_FAILED = 125;
+    /** Rounds the kill script repeats before it reports survivors (a process may fork mid-scan). */
+    static final int KILL_ROUNDS = 50;
+
+    static final String WRAPPER = String.join("\n",
+            "area=$1; token=$2; wd=$3; input=$4; shift 4",
+            "printf '" + PREAMBLE + "%s\\n' \"$$\"",
+            "if [ \"$input\" = 1 ]; then",
+            "  exec 0<\"$area/" + STDIN_PREFIX + "$token\" || exit " + EXIT_SETUP_FAILED,
+            "  rm -f -- \"$area/" + STDIN_PREFIX + "$token\"",
+            "else",
+            "  exec 0</dev/null",
+            "fi",
+            "cd -- \"$wd\" || exit " + EXIT_SETUP_FAILED,
+            "exec \"$@\"");
+
+    /**
+     * Kills every process of one exec: its process group and session (recorded from the
+     * preamble, empty when unknown) and every process carrying the exec's marker. Zombies are
+     * skipped (only the container's init can reap them). Repeats until a scan finds nothing;
+     * exits 1 naming survivors after {@value #KILL_ROUNDS} rounds.
+     */
+    static final String KILL = String.join("\n",
+            "token=$1; group=$2; self=$$; round=0",
+            "while :; do",
+            "  found=''",
+            "  for d in /proc/[0-9]*; do",
+            "    p=${d#/proc/}",
+            "    [ \"$p\" = \"$self\" ] && continue",
+            "    s=''",
+            "    read -r s 2>/dev/null <\"$d/stat\" || continue",
+            "    s=${s##*) }",
+            "    set -- $s",
+            "    case $1 in Z|X) continue ;; esac",
+            "    if [ -n \"$group\" ] && { [ \"$3\" = \"$group\" ] || [ \"$4\" = \"$group\" ]; }; then",
+            "      found=\"$found $p\"",
+            "    elif tr '\\000' '\\n' 2>/dev/null <\"$d/environ\" | grep -qx \"" + EXEC_MARKER + "=$token\"; then",
+            "      found=\"$found $p\"",
+            "    fi",
+            "  done",
+            "  [ -z \"$found\" ] && exit 0",
+            "  kill -KILL $found 2>/dev/null",
+            "  round=$((round + 1))",
+            "  if [ \"$round\" -ge " + KILL_ROUNDS + " ]; then echo \"sandbox4j-kill: still running:$found\" >&2; exit 1; fi",
+            "done");
+
+    /**
+     * The container's main process under the engine's init: sleeps until stopped. The init
+     * (docker-init or catatonit) reaps what execs orphan.
+     */
+    static final String KEEP_ALIVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done";
+
+    private GuestScripts() {
+    }
+
+    /** The argv that runs {@code command} under the wrapper. */
+    static List<String> wrapped(String workArea, String token, String workingDirectory, boolean stdin,
+            List<String> command) {
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", WRAPPER, "sandbox4j-exec", workArea, token,
+                workingDirectory, stdin ? "1" : "0"));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /** The argv of the kill script for one exec. */
+    static List<String> kill(String token, String group) {
+        return List.of("sh", "-c", KILL, "sandbox4j-kill", token, group);
+    }
+}
