@@ -38,6 +38,30 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         this.preambleDone = !expectPreamble;
     }
 
+    /**
+     * Counted down when the stream ends, fails, or passes the cap. docker-java's own
+     * {@code awaitCompletion(timeout)} closes the stream when the timeout passes, so it cannot
+     * be waited on in slices.
+     */
+    private final CountDownLatch attention = new CountDownLatch(1);
+    private final CountDownLatch ended = new CountDownLatch(1);
+    private volatile Throwable failure;
+
+    @Override
+    public void onComplete() {
+        ended.countDown();
+        attention.countDown();
+        super.onComplete();
+    }
+
+    @Override
+    public void onError(Throwable error) {
+        failure = error;
+        ended.countDown();
+        attention.countDown();
+        super.onError(error);
+    }
+
     @Override
     public synchronized void onNext(Frame frame) {
         byte[] payload = frame.getPayload();
@@ -55,39 +79,47 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         }
     }
 
-    /** Collects the preamble line from the front of stdout; returns what follows it. */
+    /**
+     * Collects the preamble line from the front of stdout and returns what follows it. A first
+     * line that is not the wrapper's (the engine failed to start it and said why) is output.
+     */
     private byte[] takePreamble(byte[] payload) {
         for (int i = 0; i < payload.length; i++) {
-            if (payload[i] == '\n') {
-                preamble.write(payload, 0, i);
+            if (payload[i] == '\n' || preamble.size() + i >= GuestScripts.MAX_PREAMBLE_BYTES) {
+                boolean lineEnded = payload[i] == '\n';
                 preambleDone = true;
-                parseGroup();
-                return Arrays.copyOfRange(payload, i + 1, payload.length);
+                if (lineEnded) {
+                    byte[] line = concat(preamble.toByteArray(), Arrays.copyOfRange(payload, 0, i));
+                    if (parseGroup(new String(line, StandardCharsets.US_ASCII))) {
+                        preamble.reset();
+                        return Arrays.copyOfRange(payload, i + 1, payload.length);
+                    }
+                }
+                byte[] all = concat(preamble.toByteArray(), payload);
+                preamble.reset();
+                return all;
             }
-            if (preamble.size() >= GuestScripts.MAX_PREAMBLE_BYTES) {
-                break;
-            }
-            preamble.write(payload[i]);
         }
-        if (preamble.size() >= GuestScripts.MAX_PREAMBLE_BYTES) {
-            // Not the wrapper's line (the exec failed before the wrapper ran): it is output.
-            preambleDone = true;
-            byte[] collected = preamble.toByteArray();
-            preamble.reset();
-            return collected;
-        }
+        preamble.writeBytes(payload);
         return new byte[0];
     }
 
-    private void parseGroup() {
-        String line = preamble.toString(StandardCharsets.US_ASCII);
-        if (line.startsWith(GuestScripts.PREAMBLE)) {
-            try {
-                group = Long.parseLong(line.substring(GuestScripts.PREAMBLE.length()).strip());
-            } catch (NumberFormatException notOurs) {
-                group = -1;
-            }
+    private boolean parseGroup(String line) {
+        if (!line.startsWith(GuestScripts.PREAMBLE)) {
+            return false;
         }
+        try {
+            group = Long.parseLong(line.substring(GuestScripts.PREAMBLE.length()).strip());
+            return true;
+        } catch (NumberFormatException notOurs) {
+            return false;
+        }
+    }
+
+    private static byte[] concat(byte[] first, byte[] second) {
+        byte[] joined = Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, joined, first.length, second.length);
+        return joined;
     }
 
     private void keep(ExecStream stream, ByteArrayOutputStream into, byte[] payload) {
@@ -104,6 +136,7 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         }
         if (taken < payload.length) {
             capExceeded.countDown();
+            attention.countDown();
         }
     }
 
@@ -127,22 +160,19 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         return capExceeded.getCount() == 0;
     }
 
-    /** Waits until the stream ends or the cap is passed, whichever comes first, for at most {@code nanos}. */
+    /**
+     * Waits until the stream ends or the cap is passed, for at most {@code nanos}.
+     *
+     * @return whether either happened
+     * @throws RuntimeException the stream's failure, when it failed
+     */
     boolean awaitEndOrCap(long nanos) throws InterruptedException {
-        long deadline = System.nanoTime() + nanos;
-        while (true) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
-            long slice = Math.min(left, TimeUnit.MILLISECONDS.toNanos(50));
-            if (awaitCompletion(slice, TimeUnit.NANOSECONDS)) {
-                return true;
-            }
-            if (capExceeded()) {
-                return true;
-            }
+        boolean happened = attention.await(nanos, TimeUnit.NANOSECONDS);
+        Throwable failed = failure;
+        if (failed != null && !capExceeded()) {
+            throw failed instanceof RuntimeException runtime ? runtime : new IllegalStateException(failed);
         }
+        return happened;
     }
 
     synchronized byte[] stdout() {

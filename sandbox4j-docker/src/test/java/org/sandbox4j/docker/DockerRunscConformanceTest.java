@@ -1,0 +1,27 @@
+package org.sandbox4j.docker;
+
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.TestFactory;
+import org.sandbox4j.testkit.tck.Conformance;
+import org.sandbox4j.testkit.tck.Suites;
+
+/** The whole TCK against a real {@link DockerBackend}: Docker with gVisor's runsc (hardened_container). */
+class DockerRunscConformanceTest {
+
+    private static DockerTarget target;
+
+    @AfterAll
+    static void cleanUp() {
+        if (target != null) {
+            target.close();
+        }
+    }
+
+    @TestFactory
+    Stream<DynamicNode> everySuiteTheBackendDeclares() {
+        target = DockerTarget.dockerWith("runsc");
+        return Conformance.declaredTests(target, Suites.all());
+    }
+}
