@@ -119,6 +119,16 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     private static final int RETIRED_HEX = 8;
     private static final int LOCK_STRIPES = 64;
     private static final String WORK_AREA_MODE = "0755";
+    /** tmpfs counts nr_blocks in pages; 4 KiB on the platforms engines run on (a larger page only loosens the cap). */
+    static final long TMPFS_BLOCK_BYTES = 4096;
+    /**
+     * Under gVisor the engine's process limit counts the sandbox's host tasks: the gVisor kernel's
+     * own threads and a stub process per guest address space. The limit given to the engine is
+     * then this many host tasks per guest process, plus {@link #RUNSC_KERNEL_TASKS}, so the guest
+     * still gets about {@link DockerLimits#processes()} before its kernel runs out.
+     */
+    static final long RUNSC_TASKS_PER_PROCESS = 3;
+    static final long RUNSC_KERNEL_TASKS = 512;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(DockerBackend.class.getName());
 
@@ -315,7 +325,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                 .withReadonlyRootfs(readOnlyRoot)
                 .withCapDrop(com.github.dockerjava.api.model.Capability.ALL)
                 .withSecurityOpts(List.of("no-new-privileges"))
-                .withPidsLimit(limits.processes())
+                .withPidsLimit(hostTaskLimit())
                 .withMemory(limits.memoryBytes())
                 .withMemorySwap(limits.memoryBytes())
                 .withNanoCPUs((long) (limits.cpus() * 1_000_000_000L))
@@ -343,10 +353,18 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         return created.getId();
     }
 
+    /** The engine's process limit for one container: the guest's, plus gVisor's own tasks under runsc. */
+    private long hostTaskLimit() {
+        return declarations.isolation() == Isolation.HARDENED_CONTAINER
+                ? limits.processes() * RUNSC_TASKS_PER_PROCESS + RUNSC_KERNEL_TASKS : limits.processes();
+    }
+
     /** The work area: a tmpfs the engine mounts on the host side too, so the archive endpoints reach it. */
     private void createVolume(ContainerIdentity identity) {
+        // nr_blocks, not size: Podman 4 reads size= as a project quota, which tmpfs has not.
+        long blocks = Math.max(1, limits.workAreaBytes() / TMPFS_BLOCK_BYTES);
         Map<String, String> options = Map.of("type", "tmpfs", "device", "tmpfs",
-                "o", "size=" + limits.workAreaBytes() + ",uid=" + uid + ",gid=" + gid + ",mode=" + WORK_AREA_MODE);
+                "o", "nr_blocks=" + blocks + ",uid=" + uid + ",gid=" + gid + ",mode=" + WORK_AREA_MODE);
         try {
             engine.control().createVolumeCmd().withName(identity.volumeName()).withDriver("local")
                     .withDriverOpts(options).withLabels(identity.labels()).exec();
@@ -699,6 +717,36 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
 
     Tar.Writer tarWriter() {
         return new Tar.Writer(uid, gid);
+    }
+
+    /** Whether the container runs; false when it stopped or is gone. */
+    boolean isRunning(String containerId) {
+        try {
+            return Boolean.TRUE.equals(engine.control().inspectContainerCmd(containerId).exec().getState().getRunning());
+        } catch (RuntimeException failure) {
+            if (Engine.isNotFound(failure)) {
+                return false;
+            }
+            throw engineFailure("inspect a container", failure);
+        }
+    }
+
+    /** Starts a sandbox's stopped container again. */
+    void restart(DockerSandbox sandbox) {
+        synchronized (lockFor(sandbox.containerName())) {
+            try {
+                engine.control().startContainerCmd(sandbox.containerId()).exec();
+                LOG.log(Level.INFO, () -> "backend '" + name + "' started container " + sandbox.containerName()
+                        + " again after it stopped");
+            } catch (RuntimeException failure) {
+                if (Engine.isNotFound(failure)) {
+                    throw containerGone(sandbox.containerName());
+                }
+                if (!Engine.isNotModified(failure)) {
+                    throw engineFailure("start container " + sandbox.containerName() + " again", failure);
+                }
+            }
+        }
     }
 
     private Object lockFor(String containerName) {

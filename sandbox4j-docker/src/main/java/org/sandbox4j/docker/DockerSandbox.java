@@ -57,6 +57,8 @@ final class DockerSandbox implements Sandbox {
     /** How long to wait for the engine to record an ended exec's exit code. */
     private static final Duration EXIT_CODE_WAIT = Duration.ofSeconds(5);
     private static final long EXIT_CODE_POLL_MILLIS = 10;
+    /** How often a long exec checks that its container still runs. */
+    static final Duration LIVENESS_POLL = Duration.ofSeconds(2);
     /** Output kept from internal commands (kill, rm): enough for a message. */
     private static final long INTERNAL_OUTPUT_CAP = 64 * 1024;
     private static final int FILE_MODE = 0644;
@@ -124,7 +126,7 @@ final class DockerSandbox implements Sandbox {
         ExecOutput output = new ExecOutput(options.outputCapBytes(), options.listener(), true);
         String execId = start(argv, environment, output);
         try {
-            boolean ended = output.awaitEndOrCap(Math.max(0, deadline - System.nanoTime()));
+            boolean ended = awaitWhileRunning(output, deadline);
             if (output.capExceeded()) {
                 killTree(token, output.group(), "passed its output cap");
                 throw new SandboxExecOutputLimitExceeded("backend '" + backend.name() + "': the command wrote more than "
@@ -156,17 +158,46 @@ final class DockerSandbox implements Sandbox {
         return new ExecResult(output.stdout(), output.stderr(), exitCode, Duration.ofNanos(System.nanoTime() - started));
     }
 
+    /**
+     * Waits for the exec's end (or its cap) until {@code deadline}, asking the engine every
+     * {@link #LIVENESS_POLL} whether the container still runs: a container that died (its
+     * memory or process limit, or gVisor's kernel, gave out) never ends its exec streams.
+     */
+    private boolean awaitWhileRunning(ExecOutput output, long deadline) throws InterruptedException {
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            if (output.awaitEndOrCap(Math.min(left, LIVENESS_POLL.toNanos()))) {
+                return true;
+            }
+            if (System.nanoTime() < deadline && !backend.isRunning(containerId)) {
+                throw new SandboxException("backend '" + backend.name() + "': container " + containerName
+                        + " stopped while the command ran (it may have exhausted its memory or process limit); the "
+                        + "next command starts it again, with the work area as it was");
+            }
+        }
+    }
+
     /** Creates and starts an exec attached to {@code output}; returns its id. */
     private String start(List<String> argv, Map<String, String> environment, ExecOutput output) {
         List<String> env = new ArrayList<>();
         environment.forEach((name, value) -> env.add(name + "=" + value));
         ExecCreateCmdResponse created;
         try {
-            created = engine.streams().execCreateCmd(containerId).withCmd(argv.toArray(String[]::new)).withEnv(env)
-                    .withAttachStdin(false).withAttachStdout(true).withAttachStderr(true).withTty(false)
-                    .withWorkingDir("/").exec();
+            created = createExec(argv, env);
         } catch (RuntimeException failure) {
-            throw backend.engineFailure("start a command in container " + containerName, failure);
+            if (!Engine.isConflict(failure)) {
+                throw backend.engineFailure("start a command in container " + containerName, failure);
+            }
+            // The container stopped (a limit, a crash): start it again; the work area is a volume and survives.
+            backend.restart(this);
+            try {
+                created = createExec(argv, env);
+            } catch (RuntimeException again) {
+                throw backend.engineFailure("start a command in container " + containerName, again);
+            }
         }
         try {
             engine.streams().execStartCmd(created.getId()).withDetach(false).withTty(false).exec(output);
@@ -174,6 +205,12 @@ final class DockerSandbox implements Sandbox {
             throw backend.engineFailure("start a command in container " + containerName, failure);
         }
         return created.getId();
+    }
+
+    private ExecCreateCmdResponse createExec(List<String> argv, List<String> env) {
+        return engine.streams().execCreateCmd(containerId).withCmd(argv.toArray(String[]::new)).withEnv(env)
+                .withAttachStdin(false).withAttachStdout(true).withAttachStderr(true).withTty(false)
+                .withWorkingDir("/").exec();
     }
 
     /** The exit code the engine recorded; it may lag the end of the stream by a moment. */
@@ -219,6 +256,10 @@ final class DockerSandbox implements Sandbox {
                     + " in container " + containerName + " exited " + result.exitCode() + " ("
                     + result.stderr().strip() + "); retiring the container");
         } catch (RuntimeException failure) {
+            if (!backend.isRunning(containerId)) {
+                // A stopped container runs nothing: the tree is gone with it.
+                return;
+            }
             LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': could not kill a command that " + why
                     + " in container " + containerName + " (" + Engine.detail(failure) + "); retiring the container");
         }
