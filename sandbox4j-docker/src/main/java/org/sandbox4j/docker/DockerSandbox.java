@@ -61,6 +61,8 @@ final class DockerSandbox implements Sandbox {
     static final Duration LIVENESS_POLL = Duration.ofSeconds(2);
     /** Output kept from internal commands (kill, rm): enough for a message. */
     private static final long INTERNAL_OUTPUT_CAP = 64 * 1024;
+    /** The largest byte array a JVM allocates. */
+    private static final long MAX_ARRAY_BYTES = Integer.MAX_VALUE - 8;
     private static final int FILE_MODE = 0644;
     private static final int DIRECTORY_MODE = 0755;
     private static final int STDIN_MODE = 0600;
@@ -342,19 +344,13 @@ final class DockerSandbox implements Sandbox {
             if (response == null) {
                 throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
             }
+            // The engine's own no-follow stat decides first: Podman's archive follows a final link.
+            EntryKind statted = response.pathStat() == null ? EntryKind.FILE : fromHeader(response.pathStat()).kind();
+            refuseUnreadable(statted, path);
             Tar.Header header = Tar.firstHeader(response.body()).orElseThrow(() -> new SandboxFileException(
                     "backend '" + backend.name() + "': the engine sent an empty archive for " + GuestText.quote(path)));
-            switch (header.kind()) {
-                case DIRECTORY -> throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only "
-                        + "regular files are read");
-                case SYMLINK -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; a read never "
-                        + "follows a link");
-                case OTHER -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file");
-                case FILE -> {
-                    // The header's size decides before a byte of the body is read.
-                }
-            }
-            if (header.size() > maxBytes) {
+            refuseUnreadable(header.kind(), path);
+            if (header.size() > maxBytes || header.size() > MAX_ARRAY_BYTES) {
                 throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + header.size()
                         + " bytes, more than the " + maxBytes + " allowed; it was not read");
             }
@@ -367,6 +363,19 @@ final class DockerSandbox implements Sandbox {
         } catch (IOException e) {
             throw new SandboxFileException("backend '" + backend.name() + "' could not read " + GuestText.quote(path)
                     + " from container " + containerName + ": " + Engine.detail(e), e);
+        }
+    }
+
+    private static void refuseUnreadable(EntryKind kind, String path) {
+        switch (kind) {
+            case DIRECTORY -> throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only regular files "
+                    + "are read");
+            case SYMLINK -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; a read never follows "
+                    + "a link");
+            case OTHER -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file");
+            case FILE -> {
+                // Readable.
+            }
         }
     }
 
