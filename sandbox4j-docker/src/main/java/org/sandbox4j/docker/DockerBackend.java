@@ -224,6 +224,19 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                         : "none (the engine is not local: allowlisting is refused)"));
     }
 
+    /**
+     * The engine's name for a sandbox's container: for diagnostics, and for benchmarks that
+     * compare the backend against {@code docker exec} on the same container.
+     *
+     * @throws IllegalArgumentException when {@code sandbox} is not one of this backend's
+     */
+    public String containerName(Sandbox sandbox) {
+        if (!(sandbox instanceof DockerSandbox docker) || docker.backend() != this) {
+            throw new IllegalArgumentException("not a sandbox of backend '" + name + "': " + sandbox);
+        }
+        return docker.containerName();
+    }
+
     // ---------------------------------------------------------------- acquire
 
     @Override
