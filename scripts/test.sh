@@ -193,6 +193,28 @@ provision_test_image() {
     export SANDBOX4J_TEST_IMAGE=$tag
 }
 
+# Podman 4.3 leaves the conmon of every exec made through its Docker-compatible API running, even
+# after the container is gone. After the build, end those whose container no longer exists (by pid;
+# the service this script starts is their parent's parent), so runs do not pile them up.
+reap_podman_exec_monitors() {
+    command -v podman >/dev/null 2>&1 || return 0
+    local live pid args container reaped=0
+    # shellcheck disable=SC2046
+    live=$(CONTAINERS_CONF=$engine_dir/containers.conf podman $(podman_flags) ps -aq --no-trunc 2>/dev/null) || return 0
+    for pid in $(pgrep -x conmon 2>/dev/null); do
+        # Whole-string tests, no pipes: under pipefail a grep -q that stops early fails its pipeline.
+        args=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline") || continue
+        case $'\n'"$args"$'\n' in *$'\n--exec-attach\n'*) ;; *) continue ;; esac
+        case $'\n'"$args"$'\n' in *$'\n'"$engine_dir/podman-root"$'\n'*) ;; *) continue ;; esac
+        container=${args#*$'\n'-c$'\n'}
+        container=${container%%$'\n'*}
+        [ -n "$container" ] && [ "$container" != "$args" ] || continue
+        case $'\n'"$live"$'\n' in *$'\n'"$container"$'\n'*) continue ;; esac
+        kill "$pid" 2>/dev/null && reaped=$((reaped + 1))
+    done
+    [ "$reaped" -eq 0 ] || say "ended $reaped exec monitors (conmon) Podman left for removed containers"
+}
+
 provision_engines() {
     require_commands dockerd:docker.io docker:docker.io podman:podman runc:runc runsc:runsc \
         debootstrap:debootstrap docker-init:tini catatonit:catatonit
@@ -227,5 +249,6 @@ trap 'rm -f "$started"' EXIT
 say "running ./mvnw -B verify $*"
 status=0
 ./mvnw -B verify "$@" || status=$?
+reap_podman_exec_monitors
 summarize
 exit "$status"
