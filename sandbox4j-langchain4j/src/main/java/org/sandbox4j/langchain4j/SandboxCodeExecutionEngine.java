@@ -135,7 +135,8 @@ public final class SandboxCodeExecutionEngine implements CodeExecutionEngine {
          *                                  {@code code} parameter, with another required parameter,
          *                                  without a {@code language} parameter when one was given,
          *                                  or requiring a person's approval of each call
-         * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: the router cannot serve the tool
+         * @throws org.sandbox4j.core.SandboxException from the factory: the router cannot serve the tool (a
+         *                                        policy or an unsupported-capability refusal)
          */
         public Optional<SandboxCodeExecutionEngine> build() {
             Objects.requireNonNull(scope, "scope");

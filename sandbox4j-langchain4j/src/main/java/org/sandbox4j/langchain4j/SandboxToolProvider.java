@@ -146,7 +146,8 @@ public final class SandboxToolProvider implements ToolProvider {
          * @throws IllegalArgumentException a blank scope; two tools with one name; a tool whose
          *                                  schema LangChain4j cannot carry faithfully; a tool that
          *                                  requires approval with no {@link #approval} given
-         * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: a kind the router cannot serve
+         * @throws org.sandbox4j.core.SandboxException from the factory: a kind the router cannot serve (a
+         *                                        policy or an unsupported-capability refusal)
          */
         public SandboxToolProvider build() {
             Objects.requireNonNull(scope, "scope");
