@@ -2,6 +2,7 @@ package org.sandbox4j.langchain4j;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -13,8 +14,13 @@ import java.util.logging.Logger;
 
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
+import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.invocation.InvocationContext;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.service.tool.AiServiceTool;
 import dev.langchain4j.service.tool.ToolExecutionResult;
 import dev.langchain4j.service.tool.ToolExecutor;
 import dev.langchain4j.service.tool.ToolProviderRequest;
@@ -202,9 +208,19 @@ class SandboxToolProviderTest {
 
         assertThat(provider.tools()).isEmpty();
         assertThat(provider.toolNames()).isEmpty();
-        assertThat(provider.provideTools(providerRequest())
-                .tools()).isEmpty();
+        assertThat(provider.provideTools(providerRequest()).aiServiceTools()).isEmpty();
         assertThat(SandboxToolProvider.builder().scope(SCOPE).build().tools()).as("no factory").isEmpty();
+        List<ChatRequest> seen = new ArrayList<>();
+        ChatModel model = new ChatModel() {
+            @Override
+            public ChatResponse doChat(ChatRequest request) {
+                seen.add(request);
+                return ChatResponse.builder().aiMessage(AiMessage.from("no tools here")).build();
+            }
+        };
+        assertThat(Assistants.assistant(model, provider).chat("conversation-1", "hello")).isEqualTo("no tools here");
+        assertThat(seen).singleElement().satisfies(request -> assertThat(request.toolSpecifications())
+                .as("the model is offered no tool").isNullOrEmpty());
     }
 
     @Test
@@ -224,8 +240,10 @@ class SandboxToolProviderTest {
         SandboxToolProvider provider = provider();
 
         assertThat(provider.toolNames()).containsExactly(WHOAMI, CodeAct.TOOL_NAME);
-        assertThat(provider.provideTools(providerRequest())
-                .tools()).isEqualTo(provider.tools());
+        assertThat(provider.provideTools(providerRequest()).aiServiceTools())
+                .extracting(AiServiceTool::toolSpecification, AiServiceTool::toolExecutor)
+                .containsExactlyElementsOf(provider.tools().entrySet().stream()
+                        .map(entry -> tuple(entry.getKey(), entry.getValue())).toList());
         assertThat(provider.isDynamic()).isFalse();
         ToolSpecification whoami = provider.tools().keySet().iterator().next();
         assertThat(whoami.description()).isEqualTo("Says which conversation key the call ran under.");
