@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
-import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.sandbox4j.core.ExecResult;
@@ -22,25 +19,9 @@ import org.sandbox4j.testkit.tck.Suites;
 
 /**
  * The whole TCK against a real {@link DockerBackend}: Docker with gVisor's runsc
- * (hardened_container).
- *
- * <p>Two probes fail on the gVisor this machine's Debian ships (release 20221219, ptrace
- * platform), for reasons of that build, and are listed below as known deviations: each must still
- * fail with exactly its known reason (so an upgrade that fixes it, or a new way of failing, turns
- * this test red), and nothing else is excused. The probes themselves are unchanged.
+ * (hardened_container), every probe as it stands.
  */
 class DockerRunscConformanceTest {
-
-    /** Probe name to the text its failure must carry. */
-    static final Map<String, String> KNOWN_DEVIATIONS = Map.of(
-            // gVisor's /proc/self/status of this release has no NoNewPrivs line at all, though the
-            // flag is set (noNewPrivilegesIsSetInside proves it through prctl).
-            "the-guest-cannot-gain-privileges", "has no NoNewPrivs line",
-            // Under the ptrace platform every guest process costs host tasks; the engine's process
-            // limit stops the bomb, but gVisor's kernel panics when it cannot start a stub, the
-            // container stops, and its tmpfs work area goes with it. The next command starts the
-            // container again (the probe's fresh exec runs), but the probe's count file is gone.
-            "a-fork-bomb-is-contained", "not usable after the fork bomb");
 
     private static DockerTarget target;
 
@@ -54,31 +35,7 @@ class DockerRunscConformanceTest {
     @TestFactory
     Stream<DynamicNode> everySuiteTheBackendDeclares() {
         target = DockerTarget.dockerWith("runsc");
-        return Conformance.declaredTests(target, Suites.all()).map(DockerRunscConformanceTest::withKnownDeviations);
-    }
-
-    private static DynamicNode withKnownDeviations(DynamicNode node) {
-        if (node instanceof DynamicContainer container) {
-            return DynamicContainer.dynamicContainer(container.getDisplayName(),
-                    container.getChildren().map(DockerRunscConformanceTest::withKnownDeviations));
-        }
-        DynamicTest test = (DynamicTest) node;
-        String known = KNOWN_DEVIATIONS.get(test.getDisplayName());
-        if (known == null) {
-            return test;
-        }
-        return DynamicTest.dynamicTest(test.getDisplayName() + " (known deviation of gVisor 20221219)", () -> {
-            Throwable failure = null;
-            try {
-                test.getExecutable().execute();
-            } catch (Throwable thrown) {
-                failure = thrown;
-            }
-            assertThat(failure).as("the known deviation '" + test.getDisplayName() + "' passed: remove it from "
-                    + "KNOWN_DEVIATIONS").isNotNull();
-            assertThat(failure).as("the known deviation '" + test.getDisplayName() + "' failed another way")
-                    .hasMessageContaining(known);
-        });
+        return Conformance.declaredTests(target, Suites.all());
     }
 
     @Test
@@ -88,16 +45,33 @@ class DockerRunscConformanceTest {
         }
     }
 
-    /** What the status file does not show, prctl(PR_GET_NO_NEW_PRIVS) does. */
+    /**
+     * gVisor's kernel holds the guest to the configured process count itself (RLIMIT_NPROC), so a
+     * fork bomb stops there, long before the engine's host-task backstop would make gVisor panic.
+     */
     @Test
-    void noNewPrivilegesIsSetInside() {
-        try (DockerBackend backend = DockerTarget.dockerWith("runsc").builder().build()) {
-            SandboxKey key = new SandboxKey("sandbox4j-docker-test", "nnp-" + System.nanoTime(), "agent");
+    void gVisorHoldsTheGuestToItsProcessLimit() throws InterruptedException {
+        DockerLimits limits = DockerLimits.DEFAULT.withProcesses(40);
+        try (DockerBackend backend = DockerTarget.dockerWith("runsc").builder().limits(limits).build()) {
+            SandboxKey key = new SandboxKey("sandbox4j-docker-test", "nproc-" + System.nanoTime(), "agent");
             try {
                 Sandbox sandbox = backend.acquire(key, SandboxSpec.builder("probe").build());
-                ExecResult result = sandbox.exec(List.of("python3", "-c",
-                        "import ctypes; print(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))"), "/", Duration.ofSeconds(30));
-                assertThat(result.stdoutText().strip()).as(result.stderrText()).isEqualTo("1");
+                ExecResult limit = sandbox.exec(List.of("python3", "-c",
+                        "import resource; print(resource.getrlimit(resource.RLIMIT_NPROC))"), "/", Duration.ofSeconds(30));
+                assertThat(limit.stdoutText().strip()).as(limit.stderrText()).isEqualTo("(40, 40)");
+                ExecResult bomb = sandbox.exec(List.of("sh", "-c", "i=0; while [ $i -lt 200 ]; do sleep 5 & "
+                        + "i=$((i+1)); echo $i >&2; done"), "/", Duration.ofSeconds(60));
+                String[] counted = bomb.stderrText().strip().split("\n");
+                assertThat(bomb.stderrText()).contains("Cannot fork");
+                assertThat(Integer.parseInt(counted[counted.length - 2].strip())).isBetween(1, 39);
+                // Once the bomb's sleeps end, the same container forks again: gVisor did not go down.
+                String after = "";
+                for (long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+                        !after.equals("alive") && System.nanoTime() < deadline; Thread.sleep(500)) {
+                    after = sandbox.exec(List.of("sh", "-c", "sleep 0 && echo alive"), "/",
+                            Duration.ofSeconds(30)).stdoutText().strip();
+                }
+                assertThat(after).isEqualTo("alive");
             } finally {
                 backend.dispose(key);
             }
