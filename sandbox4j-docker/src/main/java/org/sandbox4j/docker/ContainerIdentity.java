@@ -36,6 +36,11 @@ record ContainerIdentity(String name, Map<String, String> labels) {
     static final String LABEL_KIND = LABEL_PREFIX + "kind";
     /** Which mount point the work area was created at (the parent of the spec's work dir). */
     static final String LABEL_WORK_AREA = LABEL_PREFIX + "work-area";
+    /**
+     * On a retirement record (a volume: the engine cannot relabel a container), the id of the
+     * container taken out of service; the record also carries that container's identity labels.
+     */
+    static final String LABEL_RETIRED = LABEL_PREFIX + "retired";
 
     /** The longest label value kept as is; longer ones are hashed. */
     static final int MAX_PLAIN_VALUE = 63;

@@ -312,8 +312,18 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         return id;
     }
 
-    /** A running container is used as is; a stopped one is started, or removed when it will not start. */
+    /**
+     * A running container is used as is; a stopped one is started, or removed when it will not
+     * start; a retired one (another process's record says so, its rename having failed) is
+     * removed.
+     */
     private Optional<String> adopt(InspectContainerResponse container) {
+        if (isRetired(container.getId())) {
+            LOG.log(Level.INFO, () -> "backend '" + name + "': container " + container.getName() + " was retired; "
+                    + "replacing it");
+            removeQuietly(container.getId());
+            return Optional.empty();
+        }
         if (Boolean.TRUE.equals(container.getState().getRunning())) {
             return Optional.of(container.getId());
         }
@@ -578,14 +588,17 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     }
 
     /**
-     * Takes a container out of service when a timed-out command could not be killed inside it:
-     * the rename frees its name at once (every process derives names, so the next acquire
-     * anywhere creates a fresh container) and keeps its labels, so a purge still finds it; then
-     * it is removed, best effort.
+     * Takes a container out of service when a timed-out command could not be killed inside it.
+     * First the record: a labelled volume naming the container (the engine cannot add a label to
+     * an existing container), so any process that finds the container under its name replaces it
+     * instead of adopting it. Then the rename, which frees the name at once and keeps the
+     * container's labels, so a purge still finds it; then its removal, best effort. A purge
+     * removes the record with the sandbox's other volumes.
      */
     void retire(DockerSandbox sandbox) {
-        String retiredName = sandbox.containerName() + RETIRED_INFIX
-                + HexFormat.of().formatHex(randomBytes(RETIRED_HEX / 2));
+        String suffix = RETIRED_INFIX + HexFormat.of().formatHex(randomBytes(RETIRED_HEX / 2));
+        String retiredName = sandbox.containerName() + suffix;
+        recordRetirement(sandbox, sandbox.containerName() + suffix);
         try {
             engine.control().renameContainerCmd(sandbox.containerId()).withName(retiredName).exec();
         } catch (RuntimeException failure) {
@@ -593,6 +606,38 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                     + ": " + Engine.detail(failure));
         }
         removeQuietly(sandbox.containerId());
+    }
+
+    private void recordRetirement(DockerSandbox sandbox, String recordName) {
+        try {
+            Map<String, String> labels = new LinkedHashMap<>();
+            Map<String, String> identity = engine.control().inspectContainerCmd(sandbox.containerId()).exec()
+                    .getConfig().getLabels();
+            if (identity != null) {
+                identity.forEach((label, value) -> {
+                    if (label.startsWith(ContainerIdentity.LABEL_PREFIX)) {
+                        labels.put(label, value);
+                    }
+                });
+            }
+            labels.put(ContainerIdentity.LABEL_RETIRED, sandbox.containerId());
+            engine.control().createVolumeCmd().withName(recordName).withLabels(labels).exec();
+        } catch (RuntimeException failure) {
+            LOG.log(Level.WARNING, () -> "backend '" + name + "' could not record the retirement of container "
+                    + sandbox.containerName() + ": " + Engine.detail(failure));
+        }
+    }
+
+    /** Whether a retirement record names the container. */
+    private boolean isRetired(String containerId) {
+        try {
+            List<InspectVolumeResponse> records = engine.control().listVolumesCmd()
+                    .withFilter("label", List.of(ContainerIdentity.LABEL_RETIRED + "=" + containerId)).exec()
+                    .getVolumes();
+            return records != null && !records.isEmpty();
+        } catch (RuntimeException failure) {
+            throw engineFailure("look for a retirement record of container " + containerId, failure);
+        }
     }
 
     private boolean removeQuietly(String containerId) {

@@ -177,7 +177,7 @@ final class DockerSandbox implements Sandbox {
             if (System.nanoTime() < deadline && !backend.isRunning(containerId)) {
                 throw new SandboxException("backend '" + backend.name() + "': container " + containerName
                         + " stopped while the command ran (it may have exhausted its memory or process limit); the "
-                        + "next command starts it again, with the work area as it was");
+                        + "next command starts it again, with an empty work area (a tmpfs lives only while its container runs)");
             }
         }
     }
@@ -190,10 +190,14 @@ final class DockerSandbox implements Sandbox {
         try {
             created = createExec(argv, env);
         } catch (RuntimeException failure) {
+            if (Engine.isNotFound(failure)) {
+                throw backend.containerGone(containerName);
+            }
             if (!Engine.isConflict(failure)) {
                 throw backend.engineFailure("start a command in container " + containerName, failure);
             }
-            // The container stopped (a limit, a crash): start it again; the work area is a volume and survives.
+            // The container stopped (a limit, a crash): start it again. Its work area is a tmpfs volume,
+            // so it comes back empty; a disk-backed one could not hold its size limit on every engine.
             backend.restart(this);
             try {
                 created = createExec(argv, env);
