@@ -117,7 +117,7 @@ public final class SessionFileStore implements FileStore, OutputSink {
         } catch (ToolRefusal invalid) {
             return Optional.empty();
         }
-        Optional<SandboxEntry> entry = stat(session, stored);
+        Optional<SandboxEntry> entry = stat(session, stored, "read");
         if (entry.isEmpty() || entry.get().kind() != EntryKind.FILE) {
             return Optional.empty();
         }
@@ -178,19 +178,19 @@ public final class SessionFileStore implements FileStore, OutputSink {
         }
         ReentrantLock lock = lock(session);
         try {
-            List<SandboxEntry> present = entries(session);
+            List<SandboxEntry> present = entries(session, "written");
             int fileCount = 0;
             long totalBytes = 0;
             Optional<SandboxEntry> existing = Optional.empty();
             for (SandboxEntry entry : present) {
-                if (entry.path().equals(stored)) {
+                if (leaf(entry).equals(stored)) {
                     existing = Optional.of(entry);
                 } else if (entry.kind() == EntryKind.FILE) {
                     fileCount++;
                     totalBytes += entry.sizeBytes().orElse(0);
                 }
             }
-            existing.ifPresent(entry -> refuseUnlessFile(entry, "written"));
+            existing.ifPresent(entry -> refuseUnlessFile(stored, entry, "written"));
             if (fileCount + 1 > limits.maxFiles()) {
                 throw new ToolRefusal("Error: the session already holds " + fileCount + " files, the most it may "
                         + "hold. Nothing was written; delete a file with delete_file first.");
@@ -208,7 +208,7 @@ public final class SessionFileStore implements FileStore, OutputSink {
                 throw cancelled;
             } catch (SandboxException failure) {
                 // Raced with a link or directory planted since the listing: say what is there now.
-                stat(session, stored).ifPresent(entry -> refuseUnlessFile(entry, "written"));
+                stat(session, stored, "written").ifPresent(entry -> refuseUnlessFile(stored, entry, "written"));
                 throw hostFailure("writing " + GuestText.quote(stored), "written", failure);
             }
             return new Written(stored, content.length, fileCount + 1, totalBytes + content.length);
@@ -224,8 +224,8 @@ public final class SessionFileStore implements FileStore, OutputSink {
      */
     byte[] read(String session, String name) {
         String stored = storedName(name, "read");
-        SandboxEntry entry = stat(session, stored).orElseThrow(() -> notFound(stored, "read"));
-        refuseUnlessFile(entry, "read");
+        SandboxEntry entry = stat(session, stored, "read").orElseThrow(() -> notFound(stored, "read"));
+        refuseUnlessFile(stored, entry, "read");
         if (entry.sizeBytes().orElse(Long.MAX_VALUE) > limits.maxFileBytes()) {
             throw new ToolRefusal("Error: " + GuestText.quote(stored) + " is larger than the " + limits.maxFileBytes()
                     + " bytes a file may hold here. Nothing was read.");
@@ -237,7 +237,7 @@ public final class SessionFileStore implements FileStore, OutputSink {
         } catch (SandboxFileNotFound gone) {
             throw notFound(stored, "read");
         } catch (SandboxException failure) {
-            stat(session, stored).ifPresent(now -> refuseUnlessFile(now, "read"));
+            stat(session, stored, "read").ifPresent(now -> refuseUnlessFile(stored, now, "read"));
             throw hostFailure("reading " + GuestText.quote(stored), "read", failure);
         }
     }
@@ -250,9 +250,9 @@ public final class SessionFileStore implements FileStore, OutputSink {
      */
     List<Entry> list(String session) {
         List<Entry> listed = new ArrayList<>();
-        for (SandboxEntry entry : entries(session)) {
+        for (SandboxEntry entry : entries(session, "listed")) {
             if (entry.kind() == EntryKind.FILE) {
-                listed.add(new Entry(entry.path(), entry.sizeBytes().orElse(0)));
+                listed.add(new Entry(leaf(entry), entry.sizeBytes().orElse(0)));
             }
         }
         return List.copyOf(listed);
@@ -268,7 +268,7 @@ public final class SessionFileStore implements FileStore, OutputSink {
         String stored = storedName(name, "deleted");
         ReentrantLock lock = lock(session);
         try {
-            SandboxEntry entry = stat(session, stored).orElseThrow(() -> notFound(stored, "deleted"));
+            SandboxEntry entry = stat(session, stored, "deleted").orElseThrow(() -> notFound(stored, "deleted"));
             if (entry.kind() == EntryKind.DIRECTORY) {
                 throw new ToolRefusal("Error: " + GuestText.quote(stored) + " is a directory, not a file. Nothing "
                         + "was deleted.");
@@ -372,7 +372,7 @@ public final class SessionFileStore implements FileStore, OutputSink {
     }
 
     /** What the area holds now, sorted by name; empty when it was never made. */
-    private List<SandboxEntry> entries(String session) {
+    private List<SandboxEntry> entries(String session, String done) {
         try {
             return files.listDir(areaOf(session), MOUNT_POINT);
         } catch (SandboxFileNotFound notYet) {
@@ -380,11 +380,11 @@ public final class SessionFileStore implements FileStore, OutputSink {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (SandboxException failure) {
-            throw hostFailure("listing the area", "listed", failure);
+            throw hostFailure("listing the area", done, failure);
         }
     }
 
-    private Optional<SandboxEntry> stat(String session, String stored) {
+    private Optional<SandboxEntry> stat(String session, String stored, String done) {
         try {
             return files.stat(pathOf(session, stored), MOUNT_POINT);
         } catch (SandboxFileNotFound notYet) {
@@ -392,18 +392,23 @@ public final class SessionFileStore implements FileStore, OutputSink {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (SandboxException failure) {
-            throw hostFailure("looking at " + GuestText.quote(stored), "done", failure);
+            throw hostFailure("looking at " + GuestText.quote(stored), done, failure);
         }
     }
 
-    private static void refuseUnlessFile(SandboxEntry entry, String done) {
+    /** An entry's own name: what {@link WorkspaceFiles} lists is relative to the root, area included. */
+    private static String leaf(SandboxEntry entry) {
+        return entry.path().substring(entry.path().lastIndexOf('/') + 1);
+    }
+
+    private static void refuseUnlessFile(String stored, SandboxEntry entry, String done) {
         switch (entry.kind()) {
             case FILE -> {
             }
-            case SYMLINK -> throw new ToolRefusal("Error: " + GuestText.quote(entry.path()) + " is a link, and these "
+            case SYMLINK -> throw new ToolRefusal("Error: " + GuestText.quote(stored) + " is a link, and these "
                     + "tools never follow a link. Nothing was " + done + "; delete it with delete_file, or use "
                     + "another name.");
-            default -> throw new ToolRefusal("Error: " + GuestText.quote(entry.path()) + " is not a regular file. "
+            default -> throw new ToolRefusal("Error: " + GuestText.quote(stored) + " is not a regular file. "
                     + "Nothing was " + done + "; use another name.");
         }
     }
