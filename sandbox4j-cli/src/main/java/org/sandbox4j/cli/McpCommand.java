@@ -36,14 +36,17 @@ import picocli.CommandLine.ParentCommand;
                 + "read_file, list_files and delete_file: the model writes a file, names it in execute_code's "
                 + "`files`, has the program write outputs it names in `outputs`, and reads them back. Names are "
                 + "plain file names; a session holds at most " + SessionFiles.DEFAULT_MAX_FILES + " files of "
-                + SessionFiles.DEFAULT_MAX_FILE_BYTES + " bytes, " + SessionFiles.DEFAULT_MAX_TOTAL_BYTES
-                + " bytes in all. The areas live under the state directory (" + McpFileRoot.STATE_SUBDIRECTORY
+                + SessionFiles.DEFAULT_MAX_FILE_BYTES / McpCommand.MIB + " MiB, "
+                + SessionFiles.DEFAULT_MAX_TOTAL_BYTES / McpCommand.MIB + " MiB in all. The areas live under the state directory (" + McpFileRoot.STATE_SUBDIRECTORY
                 + "/), or a temporary directory without one; each is deleted when its session closes, and the "
                 + "rest when the command ends."})
 final class McpCommand implements Callable<Integer> {
 
     /** The environment variable holding the HTTP bearer token, so it need not appear in a process listing. */
     static final String TOKEN_VARIABLE = "SANDBOX4J_MCP_TOKEN";
+
+    /** Bytes in a mebibyte, for the help text. */
+    static final long MIB = 1024L * 1024;
 
     @ParentCommand
     Sandbox4jCommand root;
