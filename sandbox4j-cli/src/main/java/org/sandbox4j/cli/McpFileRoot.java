@@ -8,7 +8,6 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.Optional;
 
-import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.WorkspaceFiles;
 import org.sandbox4j.mcp.SessionFiles;
 
@@ -84,7 +83,7 @@ final class McpFileRoot implements AutoCloseable {
         try {
             new WorkspaceFiles(parent, PARENT_MOUNT, "sandbox4j mcp").remove(root.getFileName().toString(),
                     PARENT_MOUNT, true);
-        } catch (SandboxException | IllegalStateException gone) {
+        } catch (RuntimeException gone) {
             // Already gone, or not removable: a leftover directory, nothing a user could act on at exit.
         }
     }

@@ -401,6 +401,7 @@ public final class SandboxMcpServer implements AutoCloseable {
          * @throws IllegalArgumentException a blank scope or token, a non-positive idle timeout, two
          *                                  tools with one name (the file tools' included)
          * @throws IllegalStateException    a factory that takes the session files, without them enabled
+         * @throws java.io.UncheckedIOException the session files' root cannot be made, or is not a directory
          * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: a kind the router cannot serve
          */
         public SandboxMcpServer build() {

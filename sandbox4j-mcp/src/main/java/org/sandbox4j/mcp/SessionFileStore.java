@@ -433,7 +433,9 @@ public final class SessionFileStore implements FileStore, OutputSink {
             Files.createDirectories(root.getParent());
             Files.createDirectory(root, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(OWNER_ONLY)));
         } catch (FileAlreadyExistsException raced) {
-            // Made meanwhile: WorkspaceFiles decides whether it is usable.
+            if (!Files.isDirectory(root)) {
+                throw new UncheckedIOException("the session files' root exists and is not a directory", raced);
+            }
         } catch (UnsupportedOperationException notPosix) {
             throw new UnsupportedOperationException("session files need a POSIX file system (Linux, macOS)", notPosix);
         } catch (IOException e) {

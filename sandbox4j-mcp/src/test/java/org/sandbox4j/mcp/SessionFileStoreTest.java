@@ -99,6 +99,14 @@ class SessionFileStoreTest {
     }
 
     @Test
+    void aRootThatIsNotADirectoryIsRefusedAtOnce() throws IOException {
+        Path file = Files.writeString(root.resolve("a-file"), "x");
+
+        assertThatThrownBy(() -> new SessionFileStore(SessionFiles.builder().root(file).build(), current::get))
+                .isInstanceOf(java.io.UncheckedIOException.class).hasMessageContaining("not a directory");
+    }
+
+    @Test
     void twoSessionsNeverSeeEachOthersFiles() {
         SessionFileStore store = store();
         store.write(A, "secret.txt", utf8("mine"));
