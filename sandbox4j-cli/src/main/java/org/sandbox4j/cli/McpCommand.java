@@ -10,9 +10,13 @@ import java.util.concurrent.CountDownLatch;
 
 import org.sandbox4j.codeact.CodeAct;
 import org.sandbox4j.codeact.Language;
+import org.sandbox4j.codeact.OutputMode;
+import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.mcp.HttpEndpoint;
 import org.sandbox4j.mcp.SandboxMcpServer;
+import org.sandbox4j.mcp.SessionFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -21,15 +25,28 @@ import picocli.CommandLine.ParentCommand;
 /**
  * {@code sandbox4j mcp}: serves {@code execute_code} to any MCP client, over stdio (what Claude
  * Desktop and IDEs start) or streamable HTTP on a loopback port. Each MCP session is its own
- * conversation thread; closing the session disposes of its sandbox.
+ * conversation thread; closing the session disposes of its sandbox. {@code --file-tools} adds the
+ * session file tools, with the session's area as execute_code's file store and output sink.
  */
 @Command(name = "mcp", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Serve execute_code over MCP: on standard input and output (default), or streamable HTTP on "
-                + "a loopback port. Each MCP session gets its own sandbox, disposed of when the session closes.")
+        description = {"Serve execute_code over MCP: on standard input and output (default), or streamable HTTP on "
+                + "a loopback port. Each MCP session gets its own sandbox, disposed of when the session closes.",
+            "",
+            "With --file-tools, each session also gets a file area on this host and the tools write_file, "
+                + "read_file, list_files and delete_file: the model writes a file, names it in execute_code's "
+                + "`files`, has the program write outputs it names in `outputs`, and reads them back. Names are "
+                + "plain file names; a session holds at most " + SessionFiles.DEFAULT_MAX_FILES + " files of "
+                + SessionFiles.DEFAULT_MAX_FILE_BYTES / McpCommand.MIB + " MiB, "
+                + SessionFiles.DEFAULT_MAX_TOTAL_BYTES / McpCommand.MIB + " MiB in all. The areas live under the state directory (" + McpFileRoot.STATE_SUBDIRECTORY
+                + "/), or a temporary directory without one; each is deleted when its session closes, and the "
+                + "rest when the command ends."})
 final class McpCommand implements Callable<Integer> {
 
     /** The environment variable holding the HTTP bearer token, so it need not appear in a process listing. */
     static final String TOKEN_VARIABLE = "SANDBOX4J_MCP_TOKEN";
+
+    /** Bytes in a mebibyte, for the help text. */
+    static final long MIB = 1024L * 1024;
 
     @ParentCommand
     Sandbox4jCommand root;
@@ -47,6 +64,11 @@ final class McpCommand implements Callable<Integer> {
                     + "java, bash (repeatable or comma-separated).")
     List<String> languages = new ArrayList<>();
 
+    @Option(names = "--file-tools",
+            description = "Also offer write_file, read_file, list_files and delete_file on a file area of each "
+                    + "session's own, which execute_code takes its `files` from and saves its `outputs` to.")
+    boolean fileTools;
+
     @Mixin
     SandboxOptions sandbox = new SandboxOptions();
 
@@ -61,18 +83,23 @@ final class McpCommand implements Callable<Integer> {
         if (bearer.isPresent() && httpPort == null) {
             throw CliFailure.usage("a bearer token only applies to --http; stdio is reachable by its parent alone");
         }
-        try (Session session = Session.open(root, sandbox)) {
+        try (Session session = Session.open(root, sandbox);
+                McpFileRoot files = fileTools ? McpFileRoot.open(root.stateDirectory()) : null) {
             SandboxMcpServer.Builder builder = SandboxMcpServer.builder()
                     .router(session.router())
                     .scope(session.scope())
-                    .serverInfo(SandboxMcpServer.DEFAULT_SERVER_NAME, Version.number())
-                    .tools(context -> {
-                        CodeAct.Builder codeAct = CodeAct.builder(session.router(), Session.AGENT, context)
-                                .languages(offered.get(0), offered.subList(1, offered.size()).toArray(Language[]::new))
-                                .egressAllow(session.allow())
-                                .execTimeout(session.timeout());
-                        return List.of(codeAct.build());
-                    });
+                    .serverInfo(SandboxMcpServer.DEFAULT_SERVER_NAME, Version.number());
+            if (files == null) {
+                builder.tools(context -> List.of(codeAct(session, offered, context).build()));
+            } else {
+                session.console().detail("MCP file tools on, their areas under " + files.path());
+                builder.sessionFiles(files.sessionFiles())
+                        .tools((context, areas) -> List.of(codeAct(session, offered, context)
+                                .fileStore(areas)
+                                .outputs(OutputMode.DECLARED).outputSink(areas)
+                                .filesOut(within(CodeAct.DEFAULT_FILES_OUT, areas.limits()))
+                                .build()));
+            }
             bearer.ifPresent(builder::bearerToken);
             SandboxMcpServer server;
             try {
@@ -89,6 +116,22 @@ final class McpCommand implements Callable<Integer> {
                 return serveHttp(session, server);
             }
         }
+    }
+
+    private static CodeAct.Builder codeAct(Session session, List<Language> offered, CallerContext context) {
+        return CodeAct.builder(session.router(), Session.AGENT, context)
+                .languages(offered.get(0), offered.subList(1, offered.size()).toArray(Language[]::new))
+                .egressAllow(session.allow())
+                .execTimeout(session.timeout());
+    }
+
+    /**
+     * What one call may save, within the session's own caps too: outputs that could never fit are
+     * refused whole, before anything lands, rather than part way through the landing.
+     */
+    static TransferLimits within(TransferLimits limits, SessionFiles caps) {
+        return new TransferLimits(Math.min(limits.maxBytesPerFile(), caps.maxFileBytes()),
+                Math.min(limits.maxTotalBytes(), caps.maxTotalBytes()), Math.min(limits.maxFiles(), caps.maxFiles()));
     }
 
     private int serveHttp(Session session, SandboxMcpServer server) throws InterruptedException {

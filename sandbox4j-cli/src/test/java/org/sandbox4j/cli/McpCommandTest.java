@@ -55,7 +55,8 @@ class McpCommandTest {
             try {
                 client.initialize();
                 List<Tool> tools = client.listTools().tools();
-                assertThat(tools).extracting(Tool::name).containsExactly("execute_code");
+                assertThat(tools).extracting(Tool::name).as("without --file-tools, no file tool")
+                        .containsExactly("execute_code");
                 assertThat(text(client.callTool(call(Map.of("code", "print(sum(range(10)))"))))).isEqualTo("stdout:\n45");
                 assertThat(text(client.callTool(call(Map.of("code", "console.log(6 * 7)", "language", "javascript"))))).isEqualTo("stdout:\n42");
                 assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-stdio-test", "--json").stdout()))
@@ -64,6 +65,63 @@ class McpCommandTest {
                 client.closeGracefully();
             }
             assertThat(sandboxesOnceSettled(cli, "mcp-stdio-test")).as("the session's sandbox went with it").isEmpty();
+        }
+    }
+
+    @Test
+    void withFileToolsAFileWrittenReachesTheProgramAndItsOutputIsReadBack() throws Exception {
+        try (CliProcess cli = CliProcess.fresh()) {
+            ServerParameters parameters = ServerParameters.builder(java())
+                    .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--state-dir",
+                            cli.stateDir().toString(), "mcp", "--floor", "container", "--scope", "mcp-files-test",
+                            "--file-tools")
+                    .build();
+            McpSyncClient client = McpClient.sync(new StdioClientTransport(parameters, McpJsonDefaults.getMapper()))
+                    .requestTimeout(REQUEST_TIMEOUT).initializationTimeout(REQUEST_TIMEOUT).build();
+            Path areas = cli.stateDir().resolve(McpFileRoot.STATE_SUBDIRECTORY);
+            try {
+                client.initialize();
+                assertThat(client.listTools().tools()).extracting(Tool::name).containsExactly("execute_code",
+                        "write_file", "read_file", "list_files", "delete_file");
+
+                assertThat(text(client.callTool(tool("write_file", Map.of("name", "numbers.txt", "content", "3\n4\n")))))
+                        .startsWith("Wrote 'numbers.txt' (4 bytes).");
+                String program = "n = [int(x) for x in open('numbers.txt').read().split()]\n"
+                        + "print(sum(n))\n"
+                        + "open('squares.txt', 'w').write(' '.join(str(x * x) for x in n))";
+                assertThat(text(client.callTool(call(Map.of("code", program, "files", List.of("numbers.txt"),
+                        "outputs", List.of("squares.txt"))))))
+                        .isEqualTo("stdout:\n7\nSaved:\n- squares.txt (4 bytes; read_file reads it)");
+                assertThat(text(client.callTool(tool("read_file", Map.of("name", "squares.txt"))))).isEqualTo("9 16");
+                assertThat(text(client.callTool(tool("list_files", Map.of()))))
+                        .startsWith("numbers.txt (4 bytes)\nsquares.txt (4 bytes)\n2 of ");
+                try (Stream<Path> roots = Files.list(areas)) {
+                    assertThat(roots).as("this process's own root, under the state directory").hasSize(1);
+                }
+            } finally {
+                client.closeGracefully();
+            }
+            long deadline = System.nanoTime() + SETTLE_BOUND.toNanos();
+            while (!isEmpty(areas) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(areas).as("the session's area and the process's root, gone at exit").isEmptyDirectory();
+        }
+    }
+
+    @Test
+    void theHelpSaysWhatTheFileToolsAre() {
+        try (CliProcess cli = CliProcess.fresh()) {
+            CliProcess.Result help = cli.run("mcp", "--help");
+            assertThat(help.exitCode()).isZero();
+            assertThat(help.stdout()).contains("--file-tools", "write_file", "read_file", "list_files", "delete_file",
+                    "`outputs`");
+        }
+    }
+
+    private static boolean isEmpty(Path directory) throws java.io.IOException {
+        try (Stream<Path> children = Files.list(directory)) {
+            return children.findAny().isEmpty();
         }
     }
 
@@ -147,7 +205,11 @@ class McpCommandTest {
     }
 
     private static CallToolRequest call(Map<String, Object> arguments) {
-        return CallToolRequest.builder("execute_code").arguments(arguments).build();
+        return tool("execute_code", arguments);
+    }
+
+    private static CallToolRequest tool(String name, Map<String, Object> arguments) {
+        return CallToolRequest.builder(name).arguments(arguments).build();
     }
 
     private static String text(CallToolResult result) {

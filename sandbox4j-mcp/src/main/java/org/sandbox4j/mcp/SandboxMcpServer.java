@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 import io.modelcontextprotocol.json.McpJsonDefaults;
@@ -51,7 +52,13 @@ import org.sandbox4j.core.tool.SandboxTool;
  *
  * <p>The tool factory is called once, at {@link Builder#build()}, with the {@link CallerContext}
  * the server answers per call; a kind that cannot be served fails there, and one with no backend
- * (an empty {@code Optional}) is left out. Thread-safe.
+ * (an empty {@code Optional}) is left out.
+ *
+ * <p>With {@link Builder#sessionFiles session files} enabled, the server also lists
+ * {@code write_file}, {@code read_file}, {@code list_files} and {@code delete_file}, working on a
+ * file area of the calling session's own, and hands the factory that area as a
+ * {@link SessionFileStore} so {@code execute_code} can take its {@code files} from it and land its
+ * {@code outputs} in it. The area is deleted with the session. Thread-safe.
  */
 public final class SandboxMcpServer implements AutoCloseable {
 
@@ -74,6 +81,7 @@ public final class SandboxMcpServer implements AutoCloseable {
     private final String scope;
     private final List<SandboxTool> tools;
     private final SessionContext sessions;
+    private final Optional<SessionFileStore> sessionFiles;
     private final Optional<String> bearerToken;
     private final Duration idleSessionTimeout;
     private final String serverName;
@@ -82,11 +90,13 @@ public final class SandboxMcpServer implements AutoCloseable {
     private final List<AutoCloseable> servings = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    private SandboxMcpServer(Builder b, List<SandboxTool> tools, SessionContext sessions) {
+    private SandboxMcpServer(Builder b, List<SandboxTool> tools, SessionContext sessions,
+            Optional<SessionFileStore> sessionFiles) {
         this.router = b.router;
         this.scope = b.scope;
         this.tools = List.copyOf(tools);
         this.sessions = sessions;
+        this.sessionFiles = sessionFiles;
         this.bearerToken = Optional.ofNullable(b.bearerToken);
         this.idleSessionTimeout = b.idleSessionTimeout;
         this.serverName = b.serverName;
@@ -97,9 +107,19 @@ public final class SandboxMcpServer implements AutoCloseable {
         return new Builder();
     }
 
-    /** The names of the tools the server lists, in the factory's order; empty when none was configured. */
+    /**
+     * The names of the tools the server lists: the factory's, in its order, then the file tools
+     * when session files are enabled; empty when nothing was configured.
+     */
     public List<String> toolNames() {
-        return tools.stream().map(SandboxTool::name).toList();
+        List<String> names = new ArrayList<>(tools.stream().map(SandboxTool::name).toList());
+        sessionFiles.ifPresent(files -> names.addAll(SessionFiles.TOOL_NAMES));
+        return List.copyOf(names);
+    }
+
+    /** The session file areas the tools were handed, when session files are enabled. */
+    public Optional<SessionFileStore> sessionFiles() {
+        return sessionFiles;
     }
 
     /** The scope of every key this server forms. */
@@ -128,7 +148,7 @@ public final class SandboxMcpServer implements AutoCloseable {
     /** {@link #serveStdio()} on the given streams. */
     void serveStdio(InputStream in, OutputStream out) {
         ensureOpen();
-        SessionLedger ledger = new SessionLedger(router, scope);
+        SessionLedger ledger = newLedger();
         CountDownLatch ended = new CountDownLatch(1);
         StdioServerTransportProvider transport = new StdioServerTransportProvider(mapper,
                 new EndOfInput(in, ended::countDown), out);
@@ -189,7 +209,7 @@ public final class SandboxMcpServer implements AutoCloseable {
                     + "in front if other machines must reach it");
         }
         ensureOpen();
-        SessionLedger ledger = new SessionLedger(router, scope);
+        SessionLedger ledger = newLedger();
         HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
                 .jsonMapper(mapper)
                 .mcpEndpoint(ENDPOINT_PATH)
@@ -204,12 +224,19 @@ public final class SandboxMcpServer implements AutoCloseable {
         return endpoint;
     }
 
+    /** A transport's ledger: a closing session's sandboxes are disposed of, and its file area deleted. */
+    private SessionLedger newLedger() {
+        return new SessionLedger(router, scope, session -> sessionFiles.ifPresent(files -> files.deleteArea(session)));
+    }
+
     private <S extends McpServer.SyncSpecification<S>> McpSyncServer configure(McpServer.SyncSpecification<S> spec,
             SessionLedger ledger) {
         List<SyncToolSpecification> specifications = new ArrayList<>();
         for (SandboxTool tool : tools) {
             specifications.add(ToolBridge.specification(tool, mapper, sessions, ledger));
         }
+        sessionFiles.ifPresent(files -> specifications.addAll(FileTools.specifications(files, mapper, sessions,
+                ledger)));
         return spec.serverInfo(serverName, serverVersion)
                 .jsonMapper(mapper)
                 .capabilities(ServerCapabilities.builder().tools(false).build())
@@ -217,7 +244,10 @@ public final class SandboxMcpServer implements AutoCloseable {
                 .build();
     }
 
-    /** Stops every transport still serving and disposes of the sandboxes of every session they saw. Idempotent. */
+    /**
+     * Stops every transport still serving, disposes of the sandboxes of every session they saw,
+     * and deletes every session file area left. Idempotent.
+     */
     @Override
     public void close() {
         closed = true;
@@ -229,6 +259,7 @@ public final class SandboxMcpServer implements AutoCloseable {
             }
         }
         servings.clear();
+        sessionFiles.ifPresent(SessionFileStore::deleteAll);
     }
 
     private void ensureOpen() {
@@ -279,7 +310,10 @@ public final class SandboxMcpServer implements AutoCloseable {
     public static final class Builder {
         private SandboxRouter router;
         private String scope;
-        private Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> toolFactory;
+        private BiFunction<? super CallerContext, ? super SessionFileStore,
+                ? extends Collection<Optional<SandboxTool>>> toolFactory;
+        private boolean factoryTakesFiles;
+        private SessionFiles sessionFiles;
         private FileListing fileListing = FileListing.ALL;
         private String bearerToken;
         private Duration idleSessionTimeout = DEFAULT_IDLE_SESSION_TIMEOUT;
@@ -308,7 +342,31 @@ public final class SandboxMcpServer implements AutoCloseable {
          * without a factory the server lists no tools.
          */
         public Builder tools(Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> factory) {
-            this.toolFactory = factory;
+            Objects.requireNonNull(factory, "factory");
+            this.toolFactory = (context, files) -> factory.apply(context);
+            this.factoryTakesFiles = false;
+            return this;
+        }
+
+        /**
+         * As {@link #tools(Function)}, and the factory is also handed the session file areas
+         * (enable them with {@link #sessionFiles}), to give a kind as its file store and output
+         * sink: {@code (context, files) -> List.of(CodeAct.builder(router, "mcp", context)
+         * .fileStore(files).outputs(OutputMode.DECLARED).outputSink(files).build())}.
+         */
+        public Builder tools(BiFunction<? super CallerContext, ? super SessionFileStore,
+                ? extends Collection<Optional<SandboxTool>>> factory) {
+            this.toolFactory = Objects.requireNonNull(factory, "factory");
+            this.factoryTakesFiles = true;
+            return this;
+        }
+
+        /**
+         * Enables the file tools ({@link SessionFiles#TOOL_NAMES}) on a per-session file area under
+         * {@code files.root()}; off by default, and then the server lists no file tool.
+         */
+        public Builder sessionFiles(SessionFiles files) {
+            this.sessionFiles = Objects.requireNonNull(files, "files");
             return this;
         }
 
@@ -341,7 +399,9 @@ public final class SandboxMcpServer implements AutoCloseable {
          * Calls the tool factory and builds the server.
          *
          * @throws IllegalArgumentException a blank scope or token, a non-positive idle timeout, two
-         *                                  tools with one name
+         *                                  tools with one name (the file tools' included)
+         * @throws IllegalStateException    a factory that takes the session files, without them enabled
+         * @throws java.io.UncheckedIOException the session files' root cannot be made, or is not a directory
          * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: a kind the router cannot serve
          */
         public SandboxMcpServer build() {
@@ -357,26 +417,36 @@ public final class SandboxMcpServer implements AutoCloseable {
                 throw new IllegalArgumentException("the idle session timeout must be positive, not "
                         + idleSessionTimeout);
             }
+            if (factoryTakesFiles && sessionFiles == null) {
+                throw new IllegalStateException("the tool factory takes the session files, but none are enabled; "
+                        + "call sessionFiles(SessionFiles.builder().root(...).build()), or give a factory of the "
+                        + "context alone");
+            }
             SessionContext sessions = new SessionContext();
             String fixedScope = scope;
             CallerContext context = CallerContext.of(() -> fixedScope, sessions::current, fileListing);
+            Optional<SessionFileStore> files = Optional.ofNullable(sessionFiles)
+                    .map(limits -> new SessionFileStore(limits, sessions::current));
             List<SandboxTool> tools = new ArrayList<>();
+            Set<String> names = new HashSet<>(files.isPresent() ? SessionFiles.TOOL_NAMES : List.of());
             if (toolFactory != null) {
-                Collection<Optional<SandboxTool>> built = Objects.requireNonNull(toolFactory.apply(context),
+                Collection<Optional<SandboxTool>> built = Objects.requireNonNull(
+                        toolFactory.apply(context, files.orElse(null)),
                         "the tool factory returned null; return an empty list for no tools");
-                Set<String> names = new HashSet<>();
                 for (Optional<SandboxTool> tool : built) {
                     if (tool == null || tool.isEmpty()) {
                         continue;
                     }
                     if (!names.add(tool.get().name())) {
                         throw new IllegalArgumentException("two tools are named '" + tool.get().name()
-                                + "'; an MCP server lists each name once");
+                                + "'; an MCP server lists each name once" + (files.isPresent()
+                                        && SessionFiles.TOOL_NAMES.contains(tool.get().name())
+                                        ? " (the session files' tools are " + SessionFiles.TOOL_NAMES + ")" : ""));
                     }
                     tools.add(tool.get());
                 }
             }
-            return new SandboxMcpServer(this, tools, sessions);
+            return new SandboxMcpServer(this, tools, sessions, files);
         }
     }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 import org.sandbox4j.core.SandboxRouter;
@@ -14,7 +15,8 @@ import org.sandbox4j.core.SandboxRouter;
 /**
  * The MCP sessions one transport has seen, and the one place their sandboxes are disposed of:
  * {@code router.disposeScope(scope, sessionId)} when a session closes, goes idle past the SDK's
- * eviction, or the transport closes. Each session's record is replaced atomically per key, so a
+ * eviction, or the transport closes; whatever else a session held (its file area) is let go of
+ * in the same place. Each session's record is replaced atomically per key, so a
  * request starting and an idle sweep never both win.
  */
 final class SessionLedger {
@@ -28,16 +30,27 @@ final class SessionLedger {
     private final SandboxRouter router;
     private final String scope;
     private final LongSupplier nanoTime;
+    private final Consumer<String> onClose;
     private final ConcurrentHashMap<String, Activity> sessions = new ConcurrentHashMap<>();
 
     SessionLedger(SandboxRouter router, String scope) {
-        this(router, scope, System::nanoTime);
+        this(router, scope, session -> { });
+    }
+
+    /** @param onClose told of every session that ends, after its sandboxes are disposed of; must not throw */
+    SessionLedger(SandboxRouter router, String scope, Consumer<String> onClose) {
+        this(router, scope, System::nanoTime, onClose);
     }
 
     SessionLedger(SandboxRouter router, String scope, LongSupplier nanoTime) {
+        this(router, scope, nanoTime, session -> { });
+    }
+
+    SessionLedger(SandboxRouter router, String scope, LongSupplier nanoTime, Consumer<String> onClose) {
         this.router = router;
         this.scope = scope;
         this.nanoTime = nanoTime;
+        this.onClose = onClose;
     }
 
     /** A session the SDK has just created (its initialize answer named it). */
@@ -106,7 +119,12 @@ final class SessionLedger {
     }
 
     private int dispose(String sessionId, String why) {
-        int disposed = router.disposeScope(scope, sessionId);
+        int disposed;
+        try {
+            disposed = router.disposeScope(scope, sessionId);
+        } finally {
+            onClose.accept(sessionId);
+        }
         LOG.log(Level.DEBUG, () -> "MCP session " + sessionId + " " + why + ": disposed " + disposed + " sandbox(es)");
         return disposed;
     }

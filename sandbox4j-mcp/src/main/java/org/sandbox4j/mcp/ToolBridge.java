@@ -1,6 +1,7 @@
 package org.sandbox4j.mcp;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
@@ -45,12 +46,25 @@ final class ToolBridge {
     private ToolBridge() {
     }
 
+    /** The body of a call: the model's arguments in, the result out. */
+    @FunctionalInterface
+    interface Body {
+        ToolResult call(Map<String, Object> arguments) throws IOException;
+    }
+
     /** The MCP tool for {@code tool}; calls run as the exchange's session, recorded in {@code ledger}. */
     static SyncToolSpecification specification(SandboxTool tool, McpJsonMapper mapper, SessionContext sessions,
             SessionLedger ledger) {
+        // Through JSON text, so the kind parses the arguments with core's own reader, as every adapter's.
+        return specification(describe(tool, mapper), arguments -> tool.callJson(mapper.writeValueAsString(arguments)),
+                sessions, ledger);
+    }
+
+    /** The MCP tool {@code tool} whose calls run {@code body} as the exchange's session, recorded in {@code ledger}. */
+    static SyncToolSpecification specification(Tool tool, Body body, SessionContext sessions, SessionLedger ledger) {
         return SyncToolSpecification.builder()
-                .tool(describe(tool, mapper))
-                .callHandler((exchange, request) -> call(tool, mapper, sessions, ledger, exchange, request))
+                .tool(tool)
+                .callHandler((exchange, request) -> call(tool.name(), body, sessions, ledger, exchange, request))
                 .build();
     }
 
@@ -70,20 +84,26 @@ final class ToolBridge {
         return builder.build();
     }
 
-    private static CallToolResult call(SandboxTool tool, McpJsonMapper mapper, SessionContext sessions,
-            SessionLedger ledger, McpSyncServerExchange exchange, CallToolRequest request) {
+    private static CallToolResult call(String name, Body body, SessionContext sessions, SessionLedger ledger,
+            McpSyncServerExchange exchange, CallToolRequest request) {
         String sessionId = exchange.sessionId();
         if (sessionId != null) {
             ledger.begin(sessionId);
         }
         try {
-            String arguments = mapper.writeValueAsString(request.arguments() == null ? Map.of() : request.arguments());
-            return result(sessions.callAs(sessionId, () -> tool.callJson(arguments)));
+            Map<String, Object> arguments = request.arguments() == null ? Map.of() : request.arguments();
+            return result(sessions.callAs(sessionId, () -> {
+                try {
+                    return body.call(arguments);
+                } catch (IOException failure) {
+                    throw new UncheckedIOException(failure);
+                }
+            }));
         } catch (SandboxInterrupted cancelled) {
             Thread.currentThread().interrupt();
             return result(ToolResult.error(CANCELLED));
-        } catch (IOException | RuntimeException failure) {
-            LOG.log(Level.ERROR, () -> tool.name() + ": the MCP call failed: " + ErrorDetail.of(failure));
+        } catch (RuntimeException failure) {
+            LOG.log(Level.ERROR, () -> name + ": the MCP call failed: " + ErrorDetail.of(failure));
             return result(ToolResult.error(FAILED));
         } finally {
             if (sessionId != null) {

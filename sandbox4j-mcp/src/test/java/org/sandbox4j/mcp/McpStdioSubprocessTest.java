@@ -29,7 +29,7 @@ import org.sandbox4j.codeact.CodeAct;
 class McpStdioSubprocessTest {
 
     /** How long the server's own shutdown may take to remove the session's sandbox: generous, not a timing. */
-    private static final Duration DISPOSAL_BOUND = Duration.ofSeconds(30);
+    private static final Duration DISPOSAL_BOUND = Duration.ofSeconds(90);
 
     private final Path stateRoot = BubblewrapFixture.newStateRoot();
 
