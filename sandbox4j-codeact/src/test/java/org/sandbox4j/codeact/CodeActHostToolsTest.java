@@ -137,7 +137,7 @@ class CodeActHostToolsTest {
         SandboxSpec spec = codeAct(registry(1)).spec();
         Sandbox sandbox = fixture.router.acquire(fixture.key(), spec);
         String workDir = spec.workDirIn(sandbox);
-        long before = sandbox.readFile("heartbeat", workDir, 1 << 20).length;
+        long before = Heartbeat.settled(() -> sandbox.readFile("heartbeat", workDir, 1 << 20).length);
         assertThat(before).as("the child really ran").isPositive();
         Thread.sleep(1000);
         assertThat(sandbox.readFile("heartbeat", workDir, 1 << 20).length).as("the child is dead").isEqualTo(before);

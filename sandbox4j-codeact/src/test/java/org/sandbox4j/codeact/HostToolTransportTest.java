@@ -255,8 +255,8 @@ class HostToolTransportTest {
                     assertThat(timeout.getMessage()).contains("did not finish within 4 seconds");
                 });
 
-        long setsidBeats = size(layout.work() + "/heartbeat-setsid");
-        long orphanBeats = size(layout.work() + "/heartbeat-orphan");
+        long setsidBeats = Heartbeat.settled(() -> size(layout.work() + "/heartbeat-setsid"));
+        long orphanBeats = Heartbeat.settled(() -> size(layout.work() + "/heartbeat-orphan"));
         assertThat(setsidBeats).isPositive();
         assertThat(orphanBeats).isPositive();
         Thread.sleep(1000);
