@@ -117,12 +117,14 @@ start_dockerd() {
 }
 JSON
     rm -f "$socket"
-    setsid nohup dockerd --config-file "$engine_dir/daemon.json" \
+    # From /, not this checkout: an engine outlives the build, and a deleted working directory
+    # breaks every container it starts later (conmon: "Failed to get working directory").
+    (cd / && setsid nohup dockerd --config-file "$engine_dir/daemon.json" \
         --data-root "$engine_dir/docker-data" --exec-root "$engine_dir/docker-exec" \
         --pidfile "$engine_dir/dockerd.pid" -H "unix://$socket" \
         --bridge=none --iptables=false --ip-forward=false --ip-masq=false \
         --default-ulimit nofile=20000:20000 --default-ulimit nproc=32768:32768 \
-        </dev/null >"$engine_dir/dockerd.log" 2>&1 &
+        </dev/null >"$engine_dir/dockerd.log" 2>&1 &)
     await_engine "$socket" "$engine_dir/dockerd.log" dockerd
 }
 
@@ -149,8 +151,8 @@ CONF
     say "starting podman system service on $socket (log $engine_dir/podman.log)"
     rm -f "$socket"
     # shellcheck disable=SC2046
-    CONTAINERS_CONF=$engine_dir/containers.conf setsid nohup podman $(podman_flags) \
-        system service --time=0 "unix://$socket" </dev/null >"$engine_dir/podman.log" 2>&1 &
+    (cd / && CONTAINERS_CONF=$engine_dir/containers.conf setsid nohup podman $(podman_flags) \
+        system service --time=0 "unix://$socket" </dev/null >"$engine_dir/podman.log" 2>&1 &)
     await_engine "$socket" "$engine_dir/podman.log" "podman system service"
 }
 
