@@ -148,6 +148,9 @@ class McpCommandTest {
             }
             assertThat(sandboxesOnceSettled(cli, "mcp-docker-test")).as("the session's container went with it")
                     .isEmpty();
+            // The server's exit can cut its disposal short between the container and its work-area volume;
+            // a purge removes whatever its labels still select, so the shared engine is left clean.
+            cli.run("purge", "--scope", "mcp-docker-test");
         }
     }
 
