@@ -9,14 +9,23 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.Json;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help.Ansi;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code sandbox4j doctor}: every backend sandbox4j knows, checked on this host. */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
-        description = "For every backend sandbox4j knows: can it run here, the rung it declares and whether the floor "
-                + "admits it, how it limits sandboxes, and what is missing with how to get it.")
+        description = {"For every backend sandbox4j knows (bubblewrap, process, sbx, docker): can it run here, the "
+                + "rung it declares and whether the floor admits it, how it limits sandboxes, and what is missing "
+                + "with how to get it.",
+            "",
+            "docker is usable when its engine answers (--docker-host, DOCKER_HOST), has the runtime (--runtime) and "
+                + "holds the image (--image); its rung follows the runtime the engine confirms (runc: container, "
+                + "runsc: hardened_container), so it is unknown until then."})
 final class DoctorCommand implements Callable<Integer> {
+
+    /** The rung column of a backend whose rung only a built backend declares, when it could not be built. */
+    static final String UNKNOWN = "unknown";
 
     @ParentCommand
     Sandbox4jCommand root;
@@ -27,23 +36,27 @@ final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--floor", paramLabel = "RUNG", description = "The floor to check against (default as run's).")
     String floor;
 
+    @Mixin
+    DockerOptions docker = new DockerOptions();
+
     @Override
     public Integer call() {
         SandboxOptions options = new SandboxOptions();
         options.floor = floor;
         Isolation resolved = options.floor(root.configuration());
         KnownBackend chosen = options.backend(root.configuration());
+        DockerSettings dockerSettings = docker.settings(root.configuration());
         List<BackendReport> reports = new ArrayList<>();
         for (KnownBackend backend : KnownBackend.values()) {
             root.console().progress("checking " + backend.wire() + "…");
-            reports.add(BackendReport.check(backend, resolved, root));
+            reports.add(BackendReport.check(backend, resolved, root, dockerSettings));
         }
         BackendReport used = reports.stream().filter(r -> r.backend() == chosen).findFirst().orElseThrow();
         if (json) {
             System.out.println("{\"version\":" + Json.quote(Version.number())
                     + ",\"floor\":" + Json.quote(resolved.wire())
                     + ",\"backend\":" + Json.quote(chosen.wire())
-                    + ",\"runs\":" + (used.usable() && used.meetsFloor())
+                    + ",\"runs\":" + (used.usable() && used.meetsFloor().orElse(false))
                     + ",\"backends\":" + reports.stream().map(BackendReport::json)
                             .collect(Collectors.joining(",", "[", "]")) + "}");
         } else {
@@ -63,7 +76,8 @@ final class DoctorCommand implements Callable<Integer> {
             String usable = ansi.string((report.usable() ? "@|green " : "@|red ") + word + "|@")
                     + " ".repeat(7 - word.length());
             out.append(String.format("%-11s %-19s %s %-14s %s%n", report.backend().wire(),
-                    report.backend().isolation().wire(), usable, report.meetsFloor() ? "meets" : "below",
+                    report.rung().map(Isolation::wire).orElse(UNKNOWN), usable,
+                    report.meetsFloor().map(meets -> meets ? "meets" : "below").orElse("-"),
                     report.limits().orElse("-")));
             if (!report.languages().isEmpty()) {
                 out.append("    languages: ").append(String.join(", ", report.languages())).append('\n');
@@ -78,8 +92,8 @@ final class DoctorCommand implements Callable<Integer> {
         if (!used.usable()) {
             out.append("run uses '").append(name).append("', which cannot run here: see its fix above, or choose "
                     + "another with --backend.\n");
-        } else if (!used.meetsFloor()) {
-            String rung = used.backend().isolation().wire();
+        } else if (!used.meetsFloor().orElse(false)) {
+            String rung = used.rung().map(Isolation::wire).orElse(UNKNOWN);
             out.append("run uses '").append(name).append("' (").append(rung).append("), below the floor '")
                     .append(floor.wire()).append("', so run refuses it: pass --floor ").append(rung)
                     .append(" to accept it (the README says when a host should).\n");

@@ -2,6 +2,8 @@ package org.sandbox4j.cli;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -25,6 +27,9 @@ import picocli.CommandLine.ParentCommand;
         description = "Run a command (an argv, never a shell line) in a sandbox's work dir: the sandbox 'run' uses "
                 + "for the same --thread. Standard input is passed on when it is not a terminal.")
 final class ExecCommand implements Callable<Integer> {
+
+    /** Where the work dir is made from: the guest's root. */
+    private static final String ROOT = "/";
 
     @ParentCommand
     Sandbox4jCommand root;
@@ -52,6 +57,7 @@ final class ExecCommand implements Callable<Integer> {
             session.console().progress("preparing a " + session.backend().name() + " sandbox…");
             try {
                 Sandbox box = session.router().acquire(session.key(), spec);
+                ensureWorkDir(box, spec.workDirIn(box), session.timeout());
                 ExecOptions options = ExecOptions.in(spec.workDirIn(box), session.timeout())
                         .withListener(ExecCommand::relay);
                 if (stdin.length > 0) {
@@ -66,6 +72,21 @@ final class ExecCommand implements Callable<Integer> {
             } catch (SandboxException failure) {
                 throw Failures.of(failure);
             }
+        }
+    }
+
+    /**
+     * acquire does not create the work dir (run's launcher makes it, and a backend may mount only
+     * its parent, as docker does), so a thread's first command would find none to start in.
+     */
+    private static void ensureWorkDir(Sandbox box, String workDir, Duration timeout) {
+        if (box.stat(workDir, ROOT).isPresent()) {
+            return;
+        }
+        ExecResult made = box.exec(Command.argv("mkdir", "-p", "--", workDir), ExecOptions.in(ROOT, timeout));
+        if (made.exitCode() != 0) {
+            throw CliFailure.failed("cannot create the work dir " + workDir + " in the sandbox: "
+                    + new String(made.stderr(), StandardCharsets.UTF_8).strip());
         }
     }
 

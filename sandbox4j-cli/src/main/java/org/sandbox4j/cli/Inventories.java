@@ -43,8 +43,12 @@ final class Inventories {
         return SandboxQuery.conversation(scope, conversation.thread);
     }
 
-    /** Every inventory-keeping backend that opens here; the others are named with --verbose. */
-    static List<Opened> open(Sandbox4jCommand root) {
+    /**
+     * Every inventory-keeping backend that opens here; the others are named with --verbose. docker
+     * opens only with an image configured (its backend is built around one) and its engine answering.
+     */
+    static List<Opened> open(Sandbox4jCommand root, DockerOptions docker) {
+        DockerSettings dockerSettings = docker.settings(root.configuration());
         List<Opened> opened = new ArrayList<>();
         for (KnownBackend known : KnownBackend.values()) {
             if (known == KnownBackend.SBX) {
@@ -52,7 +56,8 @@ final class Inventories {
                 continue;
             }
             try {
-                SandboxBackend backend = known.open(root.stateDirectory(), root.configuration().environment());
+                SandboxBackend backend = known.open(root.stateDirectory(), root.configuration().environment(),
+                        dockerSettings);
                 if (backend instanceof SandboxInventory) {
                     opened.add(new Opened(backend));
                 } else {

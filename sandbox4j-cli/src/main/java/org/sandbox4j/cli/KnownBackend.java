@@ -8,9 +8,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
+import org.sandbox4j.core.ErrorDetail;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.docker.DockerBackend;
+import org.sandbox4j.docker.SandboxEngineUnreachable;
 import org.sandbox4j.local.BubblewrapBackend;
 import org.sandbox4j.local.ProcessBackend;
 import org.sandbox4j.sbx.SbxBackend;
@@ -27,7 +30,12 @@ enum KnownBackend {
     SBX(SbxConfig.DEFAULT_NAME, Isolation.MICROVM, SbxConfig.DEFAULT_SBX,
             "install Docker Sandboxes (sbx): macOS brew install docker/tap/sbx, Windows winget install -h Docker.sbx, "
                     + "Ubuntu the docker-sbx apt package; then sbx login. It boots a microVM per sandbox, so it needs "
-                    + "hardware virtualisation (/dev/kvm on Linux)");
+                    + "hardware virtualisation (/dev/kvm on Linux)"),
+    /**
+     * Docker Engine or Podman: no host program, and no rung of its own until built, because the
+     * rung follows the runtime the engine confirms (runc: container, runsc: hardened_container).
+     */
+    DOCKER(DockerBackend.DEFAULT_NAME, null, null, null);
 
     /** The backend {@code run} and {@code exec} use unless told otherwise. */
     static final KnownBackend DEFAULT = BUBBLEWRAP;
@@ -51,14 +59,17 @@ enum KnownBackend {
         return wire;
     }
 
-    /** The rung the backend declares. */
-    Isolation isolation() {
-        return isolation;
+    /**
+     * The rung the backend declares whatever the host; empty when it depends on what the backend
+     * finds (docker), so only the built backend's declarations say.
+     */
+    Optional<Isolation> isolation() {
+        return Optional.ofNullable(isolation);
     }
 
-    /** The host program it cannot work without. */
-    String program() {
-        return program;
+    /** The host program it cannot work without, if any. */
+    Optional<String> program() {
+        return Optional.ofNullable(program);
     }
 
     /** How to get that program. */
@@ -79,11 +90,16 @@ enum KnownBackend {
     /**
      * Builds the backend, which checks that it can work here.
      *
-     * @param stateDir where the local backends keep their sandboxes (and sbx its workspaces);
-     *                 empty means each backend's default
-     * @throws CliFailure {@link ExitCodes#UNAVAILABLE} naming what is missing and how to get it
+     * @param stateDir where the local backends keep their sandboxes (sbx its workspaces, docker its
+     *                 egress sockets); empty means each backend's default
+     * @param docker   the docker backend's engine, image and runtime
+     * @throws CliFailure {@link ExitCodes#UNAVAILABLE} naming what is missing and how to get it, or
+     *                    {@link ExitCodes#USAGE} when docker has no image
      */
-    SandboxBackend open(Optional<Path> stateDir, Map<String, String> environment) {
+    SandboxBackend open(Optional<Path> stateDir, Map<String, String> environment, DockerSettings docker) {
+        if (this == DOCKER) {
+            return openDocker(stateDir, docker);
+        }
         Optional<Path> binary = HostCommands.find(program, environment);
         if (binary.isEmpty()) {
             throw CliFailure.unavailable("backend '" + wire + "' is unavailable: '" + program + "' is not on PATH; "
@@ -106,10 +122,36 @@ enum KnownBackend {
                     stateDir.ifPresent(dir -> builder.workspaceRoot(dir.resolve("sbx-workspaces")));
                     yield new SbxBackend(builder.build());
                 }
+                case DOCKER -> throw new IllegalStateException("docker is opened by openDocker");
             };
         } catch (SandboxException | IllegalArgumentException e) {
             throw CliFailure.unavailable("backend '" + wire + "' is unavailable: " + e.getMessage());
         }
+    }
+
+    private static SandboxBackend openDocker(Optional<Path> stateDir, DockerSettings docker) {
+        try {
+            return docker.build(stateDir, DockerBackend.DEFAULT_COMMAND_TIMEOUT);
+        } catch (SandboxEngineUnreachable unreachable) {
+            throw CliFailure.unavailable(unreachableSentence(docker, unreachable));
+        } catch (SandboxException | IllegalArgumentException e) {
+            // A missing runtime or image: the backend's own sentence names the runtimes the engine has, or how
+            // to get the image there.
+            throw CliFailure.unavailable("backend 'docker' is unavailable: " + e.getMessage());
+        }
+    }
+
+    /**
+     * An engine that does not answer, said for a command-line user (the flag and variable, not the
+     * builder), with the transport's innermost reason.
+     */
+    static String unreachableSentence(DockerSettings docker, SandboxEngineUnreachable unreachable) {
+        Throwable cause = unreachable;
+        while (cause.getCause() != null && cause.getCause() != cause) {
+            cause = cause.getCause();
+        }
+        return "backend 'docker' is unavailable: no container engine answers at " + docker.host() + " ("
+                + ErrorDetail.of(cause) + "); " + docker.engineFix();
     }
 
     /** Whether this host lacks what the backend needs besides its program (for sbx: hardware virtualisation). */

@@ -33,6 +33,9 @@ final class LsCommand implements Callable<Integer> {
     @Mixin
     ConversationOptions conversation = new ConversationOptions();
 
+    @Mixin
+    DockerOptions docker = new DockerOptions();
+
     @Option(names = "--json", description = "Answer as a JSON array.")
     boolean json;
 
@@ -40,7 +43,7 @@ final class LsCommand implements Callable<Integer> {
     public Integer call() {
         SandboxQuery query = Inventories.query(root, conversation);
         List<SandboxListing> listings = new ArrayList<>();
-        for (Inventories.Opened opened : Inventories.open(root)) {
+        for (Inventories.Opened opened : Inventories.open(root, docker)) {
             try (opened) {
                 listings.addAll(opened.inventory().list(query));
             }

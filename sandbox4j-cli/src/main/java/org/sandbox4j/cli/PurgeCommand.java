@@ -19,11 +19,14 @@ final class PurgeCommand implements Callable<Integer> {
     @Mixin
     ConversationOptions conversation = new ConversationOptions();
 
+    @Mixin
+    DockerOptions docker = new DockerOptions();
+
     @Override
     public Integer call() {
         SandboxQuery query = Inventories.query(root, conversation);
         int removed = 0;
-        for (Inventories.Opened opened : Inventories.open(root)) {
+        for (Inventories.Opened opened : Inventories.open(root, docker)) {
             try (opened) {
                 removed += opened.inventory().dispose(query);
             }

@@ -9,13 +9,17 @@ final class Refusals {
     }
 
     /** A backend below the floor: name the flag that lowers it, and when a host should not. */
-    static String belowFloor(KnownBackend backend, Isolation floor, Configuration configuration, String floorFlag) {
-        String rung = backend.isolation().wire();
-        String why = switch (backend.isolation()) {
+    static String belowFloor(KnownBackend backend, Isolation declared, Isolation floor, Configuration configuration,
+            String floorFlag) {
+        String rung = declared.wire();
+        String why = switch (declared) {
             case CONTAINER -> "the program then runs in Linux namespaces on this host's own kernel: fine for code "
                     + "you would run on this machine yourself, or on a development machine; not for untrusted code "
                     + "on a shared or deployed host, where one kernel bug reaches the host, so keep the floor there "
                     + "and use a microVM backend (--backend sbx)";
+            case HARDENED_CONTAINER -> "the program then runs in a container under gVisor's user-space kernel, "
+                    + "which stands between it and this host's kernel: a smaller surface than a plain container, "
+                    + "still not a hypervisor boundary";
             case OS_PROCESS -> "the program then runs as an ordinary process with your user's rights, files and "
                     + "network: only for code you trust, on a host without namespaces";
             default -> "only where that boundary is enough for the code you run";

@@ -42,8 +42,8 @@ final class Sandbox4jCommand implements Runnable {
     Path config;
 
     @Option(names = "--state-dir", scope = ScopeType.INHERIT, paramLabel = "DIR",
-            description = "Where the local backends keep their sandboxes (env SANDBOX4J_STATE_DIR; default "
-                    + "$XDG_STATE_HOME/sandbox4j).")
+            description = "Where the local backends keep their sandboxes, and docker its egress proxies' sockets "
+                    + "(env SANDBOX4J_STATE_DIR; default $XDG_STATE_HOME/sandbox4j).")
     String stateDir;
 
     private Configuration configuration;

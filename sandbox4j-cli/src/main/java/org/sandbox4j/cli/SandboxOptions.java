@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
 final class SandboxOptions {
 
     @Option(names = "--backend", paramLabel = "NAME",
-            description = "bubblewrap (default), process or sbx (env SANDBOX4J_BACKEND).")
+            description = "bubblewrap (default), process, sbx or docker (env SANDBOX4J_BACKEND).")
     String backend;
 
     @Option(names = "--floor", paramLabel = "RUNG",
@@ -35,6 +35,9 @@ final class SandboxOptions {
 
     @Mixin
     ConversationOptions conversation = new ConversationOptions();
+
+    @Mixin
+    DockerOptions docker = new DockerOptions();
 
     KnownBackend backend(Configuration configuration) {
         return configuration.value(Setting.BACKEND, backend).map(KnownBackend::parse).orElse(KnownBackend.DEFAULT);

@@ -3,6 +3,7 @@ package org.sandbox4j.cli;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.security.SecureRandom;
 
 import org.sandbox4j.core.CallerContext;
@@ -65,25 +66,25 @@ final class Session implements AutoCloseable {
         if (thread.isBlank()) {
             throw CliFailure.usage("--thread cannot be blank");
         }
-        if (!floorAdmits(known, floor)) {
+        Optional<Isolation> fixed = known.isolation();
+        if (fixed.isPresent() && !fixed.get().meetsFloor(floor)) {
             // Refuse before building the backend: the answer does not depend on this host.
-            throw CliFailure.refused(Refusals.belowFloor(known, floor, configuration, options.floor));
+            throw CliFailure.refused(Refusals.belowFloor(known, fixed.get(), floor, configuration, options.floor));
         }
-        console.detail("backend " + known.wire() + " (" + known.isolation().wire() + "), floor " + floor.wire()
+        SandboxBackend backend = known.open(root.stateDirectory(), configuration.environment(),
+                options.docker.settings(configuration));
+        // docker's rung is known only now, from what its engine confirmed.
+        Isolation declared = backend.declarations().isolation();
+        console.detail("backend " + known.wire() + " (" + declared.wire() + "), floor " + floor.wire()
                 + ", scope '" + scope + "', thread '" + thread + "'" + (ownThread ? " (this invocation's own)" : ""));
-        SandboxBackend backend = known.open(root.stateDirectory(), configuration.environment());
         SandboxRouter router;
         try {
             router = SandboxRouter.builder().backend(backend).minIsolation(floor).build();
         } catch (SandboxBackendNotPermitted refused) {
             close(backend);
-            throw CliFailure.refused(Refusals.belowFloor(known, floor, configuration, options.floor));
+            throw CliFailure.refused(Refusals.belowFloor(known, declared, floor, configuration, options.floor));
         }
         return new Session(backend, router, scope, thread, ownThread, console, timeout, allow);
-    }
-
-    private static boolean floorAdmits(KnownBackend known, Isolation floor) {
-        return known.isolation().meetsFloor(floor);
     }
 
     private static byte[] randomBytes() {

@@ -1,5 +1,7 @@
 package org.sandbox4j.cli;
 
+import org.sandbox4j.docker.DockerBackend;
+
 /** A setting the command reads from a flag, else the environment, else the config file. */
 enum Setting {
 
@@ -9,7 +11,13 @@ enum Setting {
     SCOPE("scope", "SANDBOX4J_SCOPE", "--scope"),
     TIMEOUT("timeout", "SANDBOX4J_TIMEOUT", "--timeout"),
     /** Egress rules, separated by commas or spaces in the environment and the file. */
-    ALLOW("allow", "SANDBOX4J_ALLOW", "--allow");
+    ALLOW("allow", "SANDBOX4J_ALLOW", "--allow"),
+    /** The docker backend's engine endpoint; the variable is the one the docker CLI reads. */
+    DOCKER_HOST("docker-host", DockerBackend.HOST_VARIABLE, "--docker-host"),
+    /** The image the docker backend's sandboxes run. */
+    IMAGE("image", "SANDBOX4J_DOCKER_IMAGE", "--image"),
+    /** The OCI runtime of the docker backend's containers: runc, or runsc (gVisor). */
+    RUNTIME("runtime", "SANDBOX4J_DOCKER_RUNTIME", "--runtime");
 
     private final String key;
     private final String variable;

@@ -126,6 +126,35 @@ class McpCommandTest {
     }
 
     @Test
+    void onTheDockerBackendItRunsAProgramAndTheSessionsContainerGoesWithIt() throws Exception {
+        try (CliProcess cli = CliProcess.fresh().env("DOCKER_HOST", DockerEngine.host())
+                .env("SANDBOX4J_DOCKER_IMAGE", DockerEngine.image())) {
+            ServerParameters parameters = ServerParameters.builder(java())
+                    .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--state-dir",
+                            cli.stateDir().toString(), "mcp", "--backend", "docker", "--floor", "container",
+                            "--docker-host", DockerEngine.host(), "--image", DockerEngine.image(),
+                            "--scope", "mcp-docker-test")
+                    .build();
+            McpSyncClient client = McpClient.sync(new StdioClientTransport(parameters, McpJsonDefaults.getMapper()))
+                    .requestTimeout(REQUEST_TIMEOUT).initializationTimeout(REQUEST_TIMEOUT).build();
+            try {
+                client.initialize();
+                assertThat(text(client.callTool(call(Map.of("code", "print(sum(range(10)))"))))).isEqualTo("stdout:\n45");
+                assertThat(Json.parseArrayOfObjects(cli.run("ls", "--scope", "mcp-docker-test", "--json").stdout()))
+                        .as("the session's container, in the engine's own records").hasSize(1)
+                        .allSatisfy(listing -> assertThat(listing).containsEntry("backend", "docker"));
+            } finally {
+                client.closeGracefully();
+            }
+            assertThat(sandboxesOnceSettled(cli, "mcp-docker-test")).as("the session's container went with it")
+                    .isEmpty();
+            // The server's exit can cut its disposal short between the container and its work-area volume;
+            // a purge removes whatever its labels still select, so the shared engine is left clean.
+            cli.run("purge", "--scope", "mcp-docker-test");
+        }
+    }
+
+    @Test
     void atTheDefaultFloorItIsRefusedWithTheFix() {
         try (CliProcess cli = CliProcess.fresh()) {
             CliProcess.Result result = cli.run("mcp");
