@@ -17,7 +17,9 @@ import org.sandbox4j.core.SandboxRouter;
  * {@code router.disposeScope(scope, sessionId)} when a session closes, goes idle past the SDK's
  * eviction, or the transport closes; whatever else a session held (its file area) is let go of
  * in the same place. Each session's record is replaced atomically per key, so a
- * request starting and an idle sweep never both win.
+ * request starting and an idle sweep never both win. Closing is serialised: a shutdown hook's
+ * {@link #closeAll} waits for a disposal another thread has under way, since the JVM halts as
+ * soon as its hooks return and would cut that disposal short.
  */
 final class SessionLedger {
 
@@ -82,13 +84,13 @@ final class SessionLedger {
     }
 
     /** The session closed: forget it and dispose of its sandboxes. Never throws. */
-    int close(String sessionId) {
+    synchronized int close(String sessionId) {
         sessions.remove(sessionId);
         return dispose(sessionId, "closed");
     }
 
     /** Closes every session with nothing open on it and no activity for longer than {@code idle}. */
-    int closeIdle(Duration idle) {
+    synchronized int closeIdle(Duration idle) {
         long now = nanoTime.getAsLong();
         int closed = 0;
         for (String sessionId : List.copyOf(sessions.keySet())) {
@@ -107,7 +109,7 @@ final class SessionLedger {
     }
 
     /** The transport closed: every session it saw ends. */
-    void closeAll() {
+    synchronized void closeAll() {
         for (String sessionId : List.copyOf(sessions.keySet())) {
             close(sessionId);
         }

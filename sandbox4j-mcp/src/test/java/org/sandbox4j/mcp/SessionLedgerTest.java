@@ -3,6 +3,8 @@ package org.sandbox4j.mcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
@@ -57,5 +59,37 @@ class SessionLedgerTest {
         ledger.closeAll();
         assertThat(backend.purged()).containsExactlyInAnyOrder(new Purge("s", "a"), new Purge("s", "b"));
         assertThat(ledger.open()).isEmpty();
+    }
+
+    /**
+     * A stdio server ends its session twice at once: its serving thread at end of input, and its
+     * shutdown hook at the client's signal. The hook's closeAll must not return while the other
+     * disposal is under way, or the JVM halts in the middle of it.
+     */
+    @Test
+    void aSecondCloseAllWaitsForTheDisposalUnderWay() throws InterruptedException {
+        CountDownLatch disposing = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        SessionLedger blocking = new SessionLedger(router, "s", now::get, session -> {
+            disposing.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        blocking.opened("a");
+        Thread serving = new Thread(blocking::closeAll, "serving");
+        serving.start();
+        assertThat(disposing.await(30, TimeUnit.SECONDS)).isTrue();
+        Thread hook = new Thread(blocking::closeAll, "hook");
+        hook.start();
+        hook.join(500);
+        assertThat(hook.isAlive()).as("the hook's closeAll returned while a disposal was under way").isTrue();
+        release.countDown();
+        hook.join(30_000);
+        serving.join(30_000);
+        assertThat(hook.isAlive()).isFalse();
+        assertThat(backend.purged()).containsExactly(new Purge("s", "a"));
     }
 }
