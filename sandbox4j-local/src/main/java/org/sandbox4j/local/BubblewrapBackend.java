@@ -123,8 +123,10 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
             throw new SandboxException("backend '" + name + "' could not prepare the guest's file system: "
                     + ErrorDetail.of(e), e);
         }
-        String prlimit = HostPrograms.find("prlimit").map(Path::toString).orElse("prlimit");
-        this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, prlimit);
+        // bwrap returns as soon as its command does, before the sandbox's own pid 1 is gone: a PID
+        // namespace per launch reaps that (and everything else left) instead of the host's init.
+        this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, ResourceLimiter.Programs.fromPath(),
+                true);
         this.seccompFilter = builder.seccompFilter;
         this.imageName = builder.imageName;
         this.egressSettings = builder.egressSettings;
@@ -386,7 +388,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
 
     /** Fails construction with the fix when bwrap cannot make a sandbox on this host. */
     private void checkHost() {
-        List<String> argv = new ArrayList<>();
+        List<String> argv = new ArrayList<>(limiter.containmentPrefix());
         argv.add(bwrap.toString());
         argv.addAll(layout.fixedArguments());
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
@@ -405,8 +407,8 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
 
     /** A filter the kernel refuses would fail every exec as if the guest had failed: refuse it now instead. */
     private void checkSeccompFilter(Path filter) {
-        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", OPEN_SECCOMP, "sandbox4j-seccomp",
-                filter.toString(), bwrap.toString()));
+        List<String> argv = new ArrayList<>(limiter.containmentPrefix());
+        argv.addAll(List.of("/bin/sh", "-c", OPEN_SECCOMP, "sandbox4j-seccomp", filter.toString(), bwrap.toString()));
         argv.addAll(layout.fixedArguments());
         argv.addAll(List.of("--seccomp", SECCOMP_FD, "--", "/bin/sh", "-c", "exit 0"));
         Outcome outcome = run(argv);
@@ -420,7 +422,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
 
     /** Runs a command in a throwaway sandbox without a workspace; returns its stdout ("" on failure). */
     private String probe(List<String> command) {
-        List<String> argv = new ArrayList<>();
+        List<String> argv = new ArrayList<>(limiter.containmentPrefix());
         argv.add(bwrap.toString());
         argv.addAll(layout.fixedArguments());
         argv.add("--");

@@ -81,8 +81,8 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory {
         this.kill = HostPrograms.find("kill").orElseThrow(() -> new SandboxException("backend '" + name
                 + "' needs kill(1) to end a command's process group (procps on Linux)"));
         LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
-        String prlimit = HostPrograms.find("prlimit").map(Path::toString).orElse("prlimit");
-        ResourceLimiter limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, prlimit);
+        ResourceLimiter limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits,
+                ResourceLimiter.Programs.fromPath(), false);
         // Disposal ends whatever the sandbox still runs, as removing a container would.
         this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name,
                 id -> ExecMarker.forSandbox(id).killAll());

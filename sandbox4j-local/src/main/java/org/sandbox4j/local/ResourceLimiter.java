@@ -22,6 +22,19 @@ import org.sandbox4j.core.ErrorDetail;
  * <p>Processes join the group before they run anything: a launch starts with a fixed
  * {@code sh} script that writes its own pid into each {@code cgroup.procs} file and then
  * {@code exec}s the launcher, so nothing a guest forks is ever outside the group.
+ *
+ * <p>Rlimits are set inside a user namespace of the launch's own ({@code unshare --user}, then
+ * {@code prlimit}): the kernel counts RLIMIT_NPROC per user namespace and checks each level
+ * against the limit its creator had, so the bound covers that launch alone while the user's
+ * other tasks (this JVM's threads, other sandboxes, exited tasks not yet reaped) count only
+ * against the user's own limit. Set outside, on the launcher, RLIMIT_NPROC counted all of those.
+ *
+ * <p>A backend whose launcher exits before what it started ({@code bwrap} returns as soon as its
+ * command does, leaving the sandbox's own pid 1 to be reaped by the host's init) asks for a PID
+ * namespace per launch as well ({@code --pid --fork --kill-child}): the launcher is then that
+ * namespace's init, and when it exits the kernel ends and reaps everything below it, so nothing is
+ * left for a slow host init (or a JVM running as PID 1) to reap, and nothing stays charged to the
+ * user's count or the sandbox's group meanwhile.
  */
 final class ResourceLimiter {
 
@@ -45,6 +58,10 @@ final class ResourceLimiter {
     private static final Duration REMOVAL_RETRY = Duration.ofMillis(50);
     private static final long KIB = 1024;
 
+    private static final List<String> USER_NAMESPACE = List.of("--user", "--map-current-user");
+    private static final List<String> PID_NAMESPACE = List.of("--pid", "--fork", "--kill-child");
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(30);
+
     private final LimitMechanism mechanism;
     private final LocalLimits limits;
     /** Controller name → the directory our groups go in (v1), or "" → the v2 parent. */
@@ -52,25 +69,49 @@ final class ResourceLimiter {
     /** The v2 parent used only for cgroup.kill beside v1 controllers; empty when absent. */
     private final Optional<Path> killParent;
     private final String prlimit;
+    /** {@code unshare}, its flags and {@code --}: the namespaces each launch gets; empty for none. */
+    private final List<String> namespaces;
+    /** Why a namespace the mechanism wanted could not be had; empty when none was missed. */
+    private final Optional<String> namespaceProblem;
+    private final HostUser user;
 
     private ResourceLimiter(LimitMechanism mechanism, LocalLimits limits, Map<String, Path> parents,
-            Optional<Path> killParent, String prlimit) {
+            Optional<Path> killParent, Programs programs, Namespaces namespaces, HostUser user) {
         this.mechanism = mechanism;
         this.limits = limits;
         this.parents = Map.copyOf(parents);
         this.killParent = killParent;
-        this.prlimit = prlimit;
+        this.prlimit = programs.prlimit();
+        this.namespaces = namespaces.words();
+        this.namespaceProblem = namespaces.problem();
+        this.user = user;
+    }
+
+    /** The host programs a launch prefix names. */
+    record Programs(String prlimit, String unshare) {
+
+        /** prlimit and unshare (util-linux) from PATH, or their bare names (a launch then says what is missing). */
+        static Programs fromPath() {
+            return new Programs(HostPrograms.find("prlimit").map(Path::toString).orElse("prlimit"),
+                    HostPrograms.find("unshare").map(Path::toString).orElse("unshare"));
+        }
     }
 
     /**
      * The strongest mechanism this host lets us use under {@code cgroupRoot}: a v2 hierarchy with
-     * the memory, pids and cpu controllers, then writable v1 controllers, then rlimits.
+     * the memory, pids and cpu controllers, then writable v1 controllers, then rlimits (counted in
+     * a user namespace of each launch's own where this user can make one).
+     *
+     * @param reapInPidNamespace whether each launch gets a PID namespace that ends and reaps
+     *                           everything it started (for a launcher that exits before its children)
      */
-    static ResourceLimiter detect(Path cgroupRoot, LocalLimits limits, String prlimit) {
+    static ResourceLimiter detect(Path cgroupRoot, LocalLimits limits, Programs programs,
+            boolean reapInPidNamespace) {
+        HostUser user = HostUser.current();
         Optional<Path> v2 = v2Parent(cgroupRoot);
         if (v2.isPresent()) {
             return new ResourceLimiter(LimitMechanism.CGROUP_V2, limits, Map.of("", v2.get()), Optional.empty(),
-                    prlimit);
+                    programs, Namespaces.probe(programs, user, false, reapInPidNamespace), user);
         }
         Map<String, Path> v1 = new LinkedHashMap<>();
         for (String controller : List.of("memory", "pids", "cpu")) {
@@ -85,9 +126,72 @@ final class ResourceLimiter {
             Path unified = cgroupRoot.resolve("unified");
             Optional<Path> kill = makeParent(unified, unified.resolve(PARENT))
                     ? Optional.of(unified.resolve(PARENT)) : Optional.empty();
-            return new ResourceLimiter(LimitMechanism.CGROUP_V1, limits, v1, kill, prlimit);
+            return new ResourceLimiter(LimitMechanism.CGROUP_V1, limits, v1, kill, programs,
+                    Namespaces.probe(programs, user, false, reapInPidNamespace), user);
         }
-        return new ResourceLimiter(LimitMechanism.RLIMIT, limits, Map.of(), Optional.empty(), prlimit);
+        Namespaces namespaces = Namespaces.probe(programs, user, !user.isRoot(), reapInPidNamespace);
+        LimitMechanism mechanism = user.isRoot() ? LimitMechanism.RLIMIT_DATA_ONLY
+                : namespaces.words().contains(USER_NAMESPACE.get(0)) ? LimitMechanism.RLIMIT
+                : LimitMechanism.RLIMIT_PER_USER;
+        return new ResourceLimiter(mechanism, limits, Map.of(), Optional.empty(), programs, namespaces, user);
+    }
+
+    /**
+     * The namespaces a launch gets from {@code unshare}: a user namespace where its rlimits are
+     * counted apart (not for root, whom RLIMIT_NPROC does not bind), a PID namespace that reaps
+     * what it leaves. Probed once by running {@code true} under them; what the host refuses is
+     * dropped and said.
+     */
+    private record Namespaces(List<String> words, Optional<String> problem) {
+
+        static Namespaces probe(Programs programs, HostUser user, boolean countApart, boolean reap) {
+            List<String> flags = new ArrayList<>();
+            if (!user.isRoot() && (countApart || reap)) {
+                // A PID namespace needs CAP_SYS_ADMIN, which a user has only in a user namespace of its own.
+                flags.addAll(USER_NAMESPACE);
+            }
+            if (reap) {
+                flags.addAll(PID_NAMESPACE);
+            }
+            if (flags.isEmpty()) {
+                return new Namespaces(List.of(), Optional.empty());
+            }
+            List<String> words = new ArrayList<>();
+            words.add(programs.unshare());
+            words.addAll(flags);
+            words.add("--");
+            List<String> probe = new ArrayList<>(words);
+            probe.add("true");
+            Optional<String> refused = refusal(probe);
+            if (refused.isEmpty()) {
+                return new Namespaces(List.copyOf(words), Optional.empty());
+            }
+            LOG.log(System.Logger.Level.INFO, () -> "no namespaces per launch (" + String.join(" ", flags) + "): "
+                    + refused.get());
+            return new Namespaces(List.of(), Optional.of("unshare " + String.join(" ", flags) + " failed here ("
+                    + refused.get() + ")"));
+        }
+
+        /** Empty when {@code argv} ran and exited 0; else what went wrong, in one line. */
+        private static Optional<String> refusal(List<String> argv) {
+            try {
+                Process process = new ProcessBuilder(argv).redirectErrorStream(true)
+                        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+                byte[] said = process.getInputStream().readNBytes(4096);
+                if (!process.waitFor(PROBE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    process.destroyForcibly();
+                    return Optional.of("no answer within " + PROBE_TIMEOUT.toSeconds() + " s");
+                }
+                String text = new String(said, StandardCharsets.UTF_8).strip().replace('\n', ' ');
+                return process.exitValue() == 0 ? Optional.empty()
+                        : Optional.of("exit " + process.exitValue() + (text.isEmpty() ? "" : ": " + text));
+            } catch (IOException e) {
+                return Optional.of(ErrorDetail.of(e));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Optional.of("interrupted");
+            }
+        }
     }
 
     private static Optional<Path> v2Parent(Path cgroupRoot) {
@@ -135,12 +239,29 @@ final class ResourceLimiter {
         return limits;
     }
 
-    /** One line for diagnostics: the mechanism, the limits, and where the groups live. */
+    /** One line for diagnostics: the mechanism, the limits, where the groups live, and each launch's namespaces. */
     String describe() {
         String where = parents.isEmpty() ? "" : " under " + parents.values();
         String kill = killParent.map(path -> "; cgroup.kill from " + path).orElse("");
+        String launch = namespaces.isEmpty() ? "" : "; each exec starts in " + namespaceNames();
+        String problem = namespaceProblem.map(why -> "; " + why).orElse("");
         return mechanism.description() + " (memory " + limits.memoryBytes() + " bytes, " + limits.maxProcesses()
-                + " processes, " + limits.cpus() + " CPUs)" + where + kill;
+                + " processes, " + limits.cpus() + " CPUs)" + where + kill + launch + problem;
+    }
+
+    private String namespaceNames() {
+        boolean userNamespace = namespaces.contains(USER_NAMESPACE.get(0));
+        boolean pidNamespace = namespaces.contains(PID_NAMESPACE.get(0));
+        return (userNamespace ? "a user namespace" : "") + (userNamespace && pidNamespace ? " and " : "")
+                + (pidNamespace ? "a PID namespace that reaps what it leaves" : "") + " of its own";
+    }
+
+    /**
+     * Just the namespaces of a launch, without its limits: for the backend's own short checks,
+     * which should leave nothing behind either.
+     */
+    List<String> containmentPrefix() {
+        return namespaces;
     }
 
     /**
@@ -148,11 +269,39 @@ final class ResourceLimiter {
      * inside it: put them in front of the launcher's own argv.
      */
     List<String> launchPrefix(String group) {
-        if (mechanism == LimitMechanism.RLIMIT) {
-            // RLIMIT_DATA, not RLIMIT_AS: a JVM reserves far more address space than it ever touches.
-            return List.of(prlimit, "--nproc=" + limits.maxProcesses() + ":" + limits.maxProcesses(),
-                    "--data=" + limits.memoryBytes() + ":" + limits.memoryBytes(), "--");
+        // RLIMIT_DATA, not RLIMIT_AS: a JVM reserves far more address space than it ever touches.
+        String data = "--data=" + limits.memoryBytes() + ":" + limits.memoryBytes();
+        switch (mechanism) {
+            case RLIMIT -> {
+                return concat(namespaces, List.of(prlimit, nproc(limits.maxProcesses()), data, "--"));
+            }
+            case RLIMIT_PER_USER -> {
+                // The kernel can only count the whole user: allow this launch the bound on top of what runs now.
+                long bound = Math.addExact(user.tasks(), limits.maxProcesses());
+                long allowed = Math.min(bound, HostUser.processHardLimit().orElse(bound));
+                return concat(namespaces, List.of(prlimit, nproc(allowed), data, "--"));
+            }
+            case RLIMIT_DATA_ONLY -> {
+                return concat(namespaces, List.of(prlimit, data, "--"));
+            }
+            default -> {
+                return concat(joinGroups(group), namespaces);
+            }
         }
+    }
+
+    private static String nproc(long processes) {
+        return "--nproc=" + processes + ":" + processes;
+    }
+
+    private static List<String> concat(List<String> first, List<String> second) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+        return List.copyOf(all);
+    }
+
+    /** The join script and the procs files of the sandbox's groups, made first if missing. */
+    private List<String> joinGroups(String group) {
         List<Path> procs = new ArrayList<>();
         for (Map.Entry<String, Path> controller : parents.entrySet()) {
             Path dir = controller.getValue().resolve(group);
@@ -167,7 +316,7 @@ final class ResourceLimiter {
         List<String> prefix = new ArrayList<>(List.of("/bin/sh", "-c", JOIN_GROUPS, JOIN_NAME,
                 Integer.toString(procs.size())));
         procs.forEach(path -> prefix.add(path.toString()));
-        return prefix;
+        return List.copyOf(prefix);
     }
 
     private void ensureGroup(String controller, Path dir) {

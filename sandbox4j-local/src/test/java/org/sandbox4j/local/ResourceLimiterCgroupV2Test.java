@@ -41,7 +41,7 @@ class ResourceLimiterCgroupV2Test {
 
     @Test
     void aHierarchyWithMemoryPidsAndCpuIsDetectedAsCgroupV2AndHandsTheControllersDown() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, "prlimit");
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
 
         assertThat(limiter.mechanism()).isEqualTo(LimitMechanism.CGROUP_V2);
         assertThat(Files.readString(root.resolve("cgroup.subtree_control"))).isEqualTo("+memory +pids +cpu");
@@ -54,16 +54,16 @@ class ResourceLimiterCgroupV2Test {
     void aHierarchyWithoutTheMemoryControllerIsNotCgroupV2() throws IOException {
         Files.writeString(root.resolve("cgroup.controllers"), "cpu pids hugetlb\n");
 
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, "prlimit");
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
 
-        assertThat(limiter.mechanism()).as("no v2 memory controller and no v1 controllers").isEqualTo(
-                LimitMechanism.RLIMIT);
+        assertThat(limiter.mechanism()).as("no v2 memory controller and no v1 controllers").isIn(
+                LimitMechanism.RLIMIT, LimitMechanism.RLIMIT_PER_USER, LimitMechanism.RLIMIT_DATA_ONLY);
         assertThat(Files.readString(root.resolve("cgroup.subtree_control"))).as("untouched").isEmpty();
     }
 
     @Test
     void launchPrefixMakesTheGroupWithItsLimitsWrittenExactly() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, "prlimit");
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
 
         List<String> prefix = limiter.launchPrefix(GROUP);
 
@@ -113,7 +113,7 @@ class ResourceLimiterCgroupV2Test {
 
     @Test
     void releaseWritesCgroupKill() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, "prlimit");
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
         limiter.launchPrefix(GROUP);
         Path group = root.resolve("sandbox4j").resolve(GROUP);
         Files.writeString(group.resolve("cgroup.kill"), "");
