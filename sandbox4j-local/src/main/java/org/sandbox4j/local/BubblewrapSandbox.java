@@ -43,9 +43,22 @@ final class BubblewrapSandbox extends LocalSandbox {
         } catch (IOException e) {
             throw ProcessRun.couldNotStart(backend.name(), "bwrap", e);
         }
-        // Killing the outer bwrap ends the guest's PID namespace, and with it every process the command started.
-        return ProcessRun.await(process, Process::destroyForcibly, options, command.toShellLine(), backend.name(),
+        return ProcessRun.await(process, BubblewrapSandbox::killLaunch, options, command.toShellLine(), backend.name(),
                 start);
+    }
+
+    /**
+     * Kills the launcher's child: the init of the launch's PID namespace (or, with no namespace of
+     * the launch's own, the sandbox's), whose death ends every process the command started. The
+     * launcher then reaps it and exits by itself, so nothing is left for the host's init to reap;
+     * a launcher that has no child yet is killed instead.
+     */
+    private static void killLaunch(Process launcher) {
+        List<ProcessHandle> children = launcher.children().toList();
+        children.forEach(ProcessHandle::destroyForcibly);
+        if (children.isEmpty()) {
+            launcher.destroyForcibly();
+        }
     }
 
     List<String> commandLine(Command command, ExecOptions options) {
