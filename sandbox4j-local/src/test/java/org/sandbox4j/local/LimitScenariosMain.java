@@ -120,7 +120,7 @@ public final class LimitScenariosMain {
                 Sandbox sandbox = backend.acquire(key, spec);
                 ExecResult forty = sandbox.exec(List.of("sh", "-c", FORTY_SLEEPS), spec.workDirIn(sandbox), TIMEOUT);
                 require(forty.exitCode() == 0 && forty.stdoutText().equals("started 40\n"),
-                        "40 processes in a sandbox while the user runs " + tasks + " tasks: " + forty);
+                        "40 processes in a sandbox while the user runs " + tasks + " tasks: " + show(forty));
                 return "the user ran " + tasks + " tasks; the sandbox started 40 processes";
             } finally {
                 backend.dispose(key);
@@ -149,12 +149,12 @@ public final class LimitScenariosMain {
                         StandardCharsets.UTF_8));
                 ExecResult forty = other.exec(List.of("sh", "-c", FORTY_SLEEPS), spec.workDirIn(other), TIMEOUT);
                 require(forty.exitCode() == 0 && forty.stdoutText().equals("started 40\n"), "a second sandbox "
-                        + "started 40 processes while the first held " + held + ": " + forty);
+                        + "started 40 processes while the first held " + held + ": " + show(forty));
             } finally {
                 greedy.writeFile("release", new byte[0], greedyWork);
             }
             ExecResult greedyResult = holding.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            require(greedyResult.exitCode() == 0, "the first sandbox's program: " + greedyResult);
+            require(greedyResult.exitCode() == 0, "the first sandbox's program: " + show(greedyResult));
             // Its bound counts the launcher's own few tasks too; the user's others (this JVM's threads) never.
             require(held > SMALL_BOUND - 10 && held < SMALL_BOUND, "the first sandbox started " + held
                     + " processes under a bound of " + SMALL_BOUND + " (of " + GREEDY_TARGET + " tried)");
@@ -187,6 +187,11 @@ public final class LimitScenariosMain {
             Thread.sleep(50);
         }
         throw new AssertionError(name + " did not appear within " + TIMEOUT);
+    }
+
+    private static String show(ExecResult result) {
+        return "exit " + result.exitCode() + ", stdout '" + result.stdoutText().strip() + "', stderr '"
+                + result.stderrText().strip() + "'";
     }
 
     private static void require(boolean condition, String what) {
