@@ -48,16 +48,19 @@ import org.sandbox4j.egress.EgressProxy;
  * loopback), a new session, {@code --die-with-parent}, uid/gid 65534 in a user namespace with
  * every capability dropped and {@code no_new_privs} set (bwrap always sets it), the host's /usr
  * (or a root file system the host names) read-only, private /proc, /dev and /tmp, the workspace
- * bound at the parent of the spec's work dir, and a cleared environment. Killing the outer
- * {@code bwrap} ends the PID namespace, so a timeout kills every process the command started.
+ * bound at the parent of the spec's work dir, and a cleared environment. Each launch starts in a
+ * PID namespace of its own whose init is the outer {@code bwrap} ({@code unshare --pid --fork
+ * --kill-child}): killing it ends every process the command started, so a timeout does, and its
+ * exit reaps the sandbox's own pid 1, which bwrap would otherwise leave to the host's init.
  *
  * <p>With {@link Egress#ALLOWLIST}, the sandbox also gets a host-side allowlisting proxy (from
  * {@code sandbox4j-egress}) on a unix socket mounted into the guest, a bridge from
  * {@code 127.0.0.1:3128} to it, and the environment that points curl, pip, npm and the JVM at it.
  *
  * <p>Limits ({@link LocalLimits}) are enforced per sandbox with cgroups (v2, or v1 plus a v2
- * {@code cgroup.kill}) where the host lets this user write them, else with rlimits per launch;
- * {@link #diagnostics()} says which.
+ * {@code cgroup.kill}) where the host lets this user write them, else with rlimits set in a user
+ * namespace of each launch's own (the process bound then covers one exec, whatever else the user
+ * runs); {@link #diagnostics()} says which, and what each bound covers.
  */
 public final class BubblewrapBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
 

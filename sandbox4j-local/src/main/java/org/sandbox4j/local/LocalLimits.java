@@ -3,11 +3,12 @@ package org.sandbox4j.local;
 /**
  * What one local sandbox may use at once: memory, processes and CPU. The defaults are safe for a
  * laptop. Where the host lets the backend make control groups they bound the whole sandbox;
- * otherwise the backend falls back to per-process rlimits, which bound less (see
- * {@link LimitMechanism}).
+ * otherwise the backend falls back to rlimits, which bound less: processes per exec, memory per
+ * process, CPU not at all (see {@link LimitMechanism}).
  *
  * @param memoryBytes  the most memory the sandbox's processes may hold together
- * @param maxProcesses the most processes (and threads) the sandbox may run at once
+ * @param maxProcesses the most processes (and threads) the sandbox may run at once (under rlimits:
+ *                     one exec, the launcher's few tasks included)
  * @param cpus         the CPU share, in whole CPUs (0.5 = half of one)
  */
 public record LocalLimits(long memoryBytes, int maxProcesses, double cpus) {
