@@ -100,13 +100,16 @@ final class UnprivilegedJvm implements AutoCloseable {
         return new Outcome(child.exitValue(), printed);
     }
 
-    /** Every task on the host whose real uid is this user's, as {@code /proc} shows them now. */
+    /**
+     * Every live process on the host whose real uid is this user's, as {@code /proc} shows them
+     * now (not zombies: they are dead, and the host's init reaps them in its own time).
+     */
     List<Long> processes() {
         List<Long> pids = new ArrayList<>();
         try (DirectoryStream<Path> all = Files.newDirectoryStream(PROC, path -> path.getFileName().toString()
                 .chars().allMatch(Character::isDigit))) {
             for (Path process : all) {
-                if (realUid(process) == uid) {
+                if (realUid(process) == uid && !isZombie(process)) {
                     pids.add(Long.parseLong(process.getFileName().toString()));
                 }
             }
@@ -179,6 +182,15 @@ final class UnprivilegedJvm implements AutoCloseable {
             }
         }
         return ranges;
+    }
+
+    private static boolean isZombie(Path process) {
+        try {
+            return Files.readAllLines(process.resolve("status"), StandardCharsets.US_ASCII).stream()
+                    .anyMatch(line -> line.startsWith("State:") && line.substring(6).strip().startsWith("Z"));
+        } catch (IOException | RuntimeException e) {
+            return true;
+        }
     }
 
     private static long realUid(Path process) {
