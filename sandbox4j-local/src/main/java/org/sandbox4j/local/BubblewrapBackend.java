@@ -90,9 +90,13 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** Guest paths a workspace may never be bound over: the sandbox's own system directories. */
     private static final List<String> RESERVED_GUEST_PATHS = List.of("/usr", "/bin", "/sbin", "/lib", "/lib32",
             "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
-    /** One digit: a POSIX sh (dash) reads {@code 10<file} as a command named 10, not a redirection. */
-    private static final String SECCOMP_FD = "9";
-    private static final String OPEN_SECCOMP = "exec " + SECCOMP_FD + "<\"$1\" || exit 125; shift; exec \"$@\"";
+    /** Single digits: a POSIX sh (dash) reads {@code 10<file} as a command named 10, not a redirection. */
+    private static final String NO_FIFO_FD = "8";
+    private static final String HOST_FILTER_FD = "9";
+    /** Opens the no-FIFO filter ($1) and the host's own filter ($2, or "-") for bwrap, then runs the rest. Fixed text. */
+    private static final String OPEN_FILTERS = "exec " + NO_FIFO_FD + "<\"$1\" || exit 125; if [ \"$2\" != - ]; then "
+            + "exec " + HOST_FILTER_FD + "<\"$2\" || exit 125; fi; shift 2; exec \"$@\"";
+    private static final String NO_FIFO_FILE = "no-fifo.bpf";
 
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.CONTAINER)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
@@ -107,6 +111,8 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     private final BwrapLayout layout;
     private final ResourceLimiter limiter;
     private final Optional<Path> seccompFilter;
+    /** The filter every guest runs under: no FIFO can be made, so no host open of the workspace can block. */
+    private final Path noFifoFilter;
     private final Optional<String> imageName;
     private final EgressProxy.Settings egressSettings;
     /** Proxies this process runs, by sandbox id. */
@@ -131,6 +137,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, ResourceLimiter.Programs.fromPath(),
                 true);
         this.seccompFilter = builder.seccompFilter;
+        this.noFifoFilter = writeNoFifoFilter(store.root().resolve(".guest-etc"));
         this.imageName = builder.imageName;
         this.egressSettings = builder.egressSettings;
         this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name, this::stopProxy);
@@ -172,8 +179,11 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         lines.add("bwrap: " + bwrap + " (user namespaces work: checked at construction)");
         lines.add("guest file system: " + layout.description());
         lines.add("limits: " + limiter.describe());
-        lines.add("seccomp: " + seccompFilter.map(path -> "filter " + path).orElse(
-                "none configured (give a compiled BPF filter with seccompFilter(path); see the module README)"));
+        lines.add("seccomp: " + (NoFifoFilter.coversThisHost() ? "FIFOs cannot be made (mknod of a FIFO fails: the host "
+                + "reads the workspace without ever blocking on one)" : "FIFOs are NOT prevented on " + System.getProperty(
+                "os.arch") + " (the built-in filter knows x86-64 and AArch64): a guest can block a host file call")
+                + "; " + seccompFilter.map(path -> "and the host's filter " + path).orElse(
+                "no filter of the host's (give a compiled BPF filter with seccompFilter(path); see the module README)"));
         lines.add("state: " + sandboxes.store().root());
         String bridge = guestBridge();
         lines.add("egress bridge in the guest: " + (bridge.isEmpty()
@@ -234,11 +244,17 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         return sandboxes.reapAbandoned();
     }
 
-    /** Stops the proxies this process runs; the sandboxes stay for the next process to adopt or dispose. */
+    /**
+     * Stops the proxies this process runs and lets go of the sandboxes this instance acquired:
+     * they stay, detached, until their lease runs out, for the next process to adopt or dispose of
+     * (a JVM that exits normally does the same; one that crashes leaves them attached, and the
+     * next backend on the state root reaps them at once).
+     */
     @Override
     public void close() {
         proxies.values().forEach(EgressLink::close);
         proxies.clear();
+        sandboxes.close();
     }
 
     /**
@@ -274,10 +290,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,
             Command command, ExecOptions options) {
         List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id));
-        seccompFilter.ifPresent(filter -> argv.addAll(List.of("/bin/sh", "-c", OPEN_SECCOMP, "sandbox4j-seccomp",
-                filter.toString())));
-        argv.add(bwrap.toString());
-        argv.addAll(layout.fixedArguments());
+        argv.addAll(filteredBwrap(seccompFilter));
         argv.addAll(List.of("--bind", directory.resolve(LocalStore.WORKSPACE).toString(), mountPoint));
         egress.ifPresent(link -> argv.addAll(List.of("--ro-bind", link.hostDirectory().toString(),
                 GUEST_EGRESS_DIRECTORY)));
@@ -286,7 +299,6 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         egress.ifPresent(link -> environment.putAll(EgressLink.guestEnvironment()));
         environment.putAll(options.environment());
         environment.forEach((variable, value) -> argv.addAll(List.of("--setenv", variable, value)));
-        seccompFilter.ifPresent(filter -> argv.addAll(List.of("--seccomp", SECCOMP_FD)));
         argv.add("--");
         List<String> words = command instanceof Command.Argv argvCommand ? argvCommand.words()
                 : List.of("/bin/sh", "-c", ((Command.Shell) command).line());
@@ -392,8 +404,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** Fails construction with the fix when bwrap cannot make a sandbox on this host. */
     private void checkHost() {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.add(bwrap.toString());
-        argv.addAll(layout.fixedArguments());
+        argv.addAll(filteredBwrap(Optional.empty()));
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
         Outcome outcome = run(argv);
         if (outcome.exitCode() != 0) {
@@ -411,9 +422,8 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** A filter the kernel refuses would fail every exec as if the guest had failed: refuse it now instead. */
     private void checkSeccompFilter(Path filter) {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.addAll(List.of("/bin/sh", "-c", OPEN_SECCOMP, "sandbox4j-seccomp", filter.toString(), bwrap.toString()));
-        argv.addAll(layout.fixedArguments());
-        argv.addAll(List.of("--seccomp", SECCOMP_FD, "--", "/bin/sh", "-c", "exit 0"));
+        argv.addAll(filteredBwrap(Optional.of(filter)));
+        argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
         Outcome outcome = run(argv);
         if (outcome.exitCode() != 0) {
             throw new SandboxException("backend '" + name + "' cannot apply the seccomp filter " + filter + ": a "
@@ -426,8 +436,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** Runs a command in a throwaway sandbox without a workspace; returns its stdout ("" on failure). */
     private String probe(List<String> command) {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.add(bwrap.toString());
-        argv.addAll(layout.fixedArguments());
+        argv.addAll(filteredBwrap(seccompFilter));
         argv.add("--");
         argv.addAll(command);
         Outcome outcome = run(argv);
@@ -435,6 +444,38 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     }
 
     private record Outcome(int exitCode, String stdout, String stderr) {
+    }
+
+    /**
+     * {@code bwrap} and its fixed arguments behind the shell that opens its seccomp filters: the
+     * no-FIFO filter always, the host's own when given.
+     */
+    private List<String> filteredBwrap(Optional<Path> hostFilter) {
+        List<String> words = new ArrayList<>(List.of("/bin/sh", "-c", OPEN_FILTERS, "sandbox4j-seccomp",
+                noFifoFilter.toString(), hostFilter.map(Path::toString).orElse("-"), bwrap.toString()));
+        words.addAll(layout.fixedArguments());
+        words.addAll(List.of("--add-seccomp-fd", NO_FIFO_FD));
+        hostFilter.ifPresent(filter -> words.addAll(List.of("--add-seccomp-fd", HOST_FILTER_FD)));
+        return words;
+    }
+
+    private Path writeNoFifoFilter(Path directory) {
+        Path file = directory.resolve(NO_FIFO_FILE);
+        byte[] program = NoFifoFilter.forThisHost();
+        try {
+            Files.createDirectories(directory);
+            if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    || !java.util.Arrays.equals(Files.readAllBytes(file), program)) {
+                Path temporary = Files.createTempFile(directory, ".no-fifo-", ".part");
+                Files.write(temporary, program);
+                Files.move(temporary, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+            return file;
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name + "' could not write its seccomp filter to " + file + ": "
+                    + ErrorDetail.of(e), e);
+        }
     }
 
     private Outcome run(List<String> argv) {

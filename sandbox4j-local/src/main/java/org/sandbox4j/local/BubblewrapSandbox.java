@@ -43,8 +43,7 @@ final class BubblewrapSandbox extends LocalSandbox {
         } catch (IOException e) {
             throw ProcessRun.couldNotStart(backend.name(), "bwrap", e);
         }
-        return ProcessRun.await(process, BubblewrapSandbox::killLaunch, options, command.toShellLine(), backend.name(),
-                start);
+        return supervise(process, BubblewrapSandbox::killLaunch, options, command.toShellLine(), start);
     }
 
     /**

@@ -1,13 +1,19 @@
 package org.sandbox4j.local;
 
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.WorkspaceFiles;
 
 /**
@@ -80,9 +86,48 @@ abstract class LocalSandbox implements Sandbox {
         files.remove(path, workingDirectory, recursive);
     }
 
+    /**
+     * Waits for a started command under {@code options}, first recording it among the sandbox's
+     * launches so that a disposal (here or in another process) stops it before touching the files.
+     * A disposal before or during the run ends the call with {@link SandboxDisposed}, never with
+     * whatever exit code the kill left.
+     */
+    final ExecResult supervise(Process process, ProcessRun.TreeKill treeKill, ExecOptions options, String description,
+            long startNanos) {
+        Optional<Launches.Registration> registration = Launches.register(directory, process);
+        if (registration.isEmpty()) {
+            treeKill.kill(process);
+            throw disposedDuring(description, null);
+        }
+        try (Launches.Registration ignored = registration.get()) {
+            ExecResult result = ProcessRun.await(process, treeKill, options, description, backendName, startNanos);
+            if (retired()) {
+                throw disposedDuring(description, null);
+            }
+            return result;
+        } catch (SandboxDisposed | SandboxInterrupted passOn) {
+            throw passOn;
+        } catch (SandboxException failed) {
+            if (retired()) {
+                throw disposedDuring(description, failed);
+            }
+            throw failed;
+        }
+    }
+
+    private boolean retired() {
+        return !Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS);
+    }
+
+    private SandboxDisposed disposedDuring(String description, Throwable cause) {
+        return new SandboxDisposed("backend '" + backendName + "': this sandbox (" + id + ") was disposed of while "
+                + GuestText.quote(description) + " ran, here or by another process sharing the state root; the "
+                + "command was stopped with everything it started: acquire the sandbox again for a fresh one", cause);
+    }
+
     private void requireLive() {
-        if (!Files.isDirectory(directory)) {
-            throw new SandboxException("backend '" + backendName + "': this sandbox (" + id + ") was disposed of, "
+        if (retired()) {
+            throw new SandboxDisposed("backend '" + backendName + "': this sandbox (" + id + ") was disposed of, "
                     + "here or by another process sharing the state root; acquire it again for a fresh one");
         }
     }

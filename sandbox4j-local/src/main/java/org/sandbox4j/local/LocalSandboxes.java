@@ -1,12 +1,18 @@
 package org.sandbox4j.local;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.sandbox4j.core.ErrorDetail;
 import org.sandbox4j.core.KeyDigest;
@@ -14,16 +20,29 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
+import org.sandbox4j.core.TreeRemoval;
 
 /**
  * The lifecycle every local backend shares: sandboxes made or adopted under a lock, disposed of
  * from the state root (so any process sharing it can), reaped when their owner crashed, and each
  * given its own control group (or rlimits) through one {@link ResourceLimiter}.
+ *
+ * <p>Disposal is safe by construction, in this order: the sandbox's directory is renamed away (no
+ * process finds it again, and no new command can start in it), every command still running in it
+ * is stopped (its recorded launches, its control group, whatever the backend adds), and only then
+ * is the tree removed, never following a link ({@link TreeRemoval}); its lock file goes last.
+ *
+ * <p>A sandbox stays attached to the process that acquired it until that process's backend closes
+ * or its JVM exits normally; then it is detached and kept until its lease runs out, for the next
+ * process to adopt. An attached sandbox whose owner is gone was left by a crash: the next backend
+ * on the state root reaps it at once, and a reaper runs periodically while a backend is open.
  */
 final class LocalSandboxes {
 
-    /** Debris (half-built or half-removed sandboxes) younger than this may belong to a live operation. */
+    /** Half-built sandboxes younger than this may belong to a build under way in another process. */
     private static final Duration DEBRIS_AGE = Duration.ofMinutes(1);
+    /** How long disposal waits for the sandbox's commands to be gone after killing them. */
+    private static final Duration STOP_PATIENCE = Duration.ofSeconds(5);
 
     private final LocalStore store;
     private final ResourceLimiter limiter;
@@ -33,6 +52,8 @@ final class LocalSandboxes {
     private final String groupPrefix;
     /** Told of each sandbox just before it is removed (a backend stops what it runs for it). */
     private final Consumer<String> beforeRemoval;
+    /** The sandboxes this instance acquired and still holds: detached when it closes. */
+    private final Set<String> held = ConcurrentHashMap.newKeySet();
 
     LocalSandboxes(LocalStore store, ResourceLimiter limiter, Duration lease, String backendName,
             Consumer<String> beforeRemoval) {
@@ -42,6 +63,7 @@ final class LocalSandboxes {
         this.backendName = backendName;
         this.beforeRemoval = beforeRemoval;
         this.groupPrefix = "s4j-" + KeyDigest.sha256Hex(store.root().toString()).substring(0, 8) + "-";
+        LocalKeeper.register(this);
     }
 
     /**
@@ -51,13 +73,15 @@ final class LocalSandboxes {
     Path acquire(String id, SandboxKey key, String kind, String fingerprint, String workDirName) {
         return store.locked(id, () -> {
             try {
+                held.add(id);
                 if (store.record(id).isPresent()) {
                     store.record(id).get().renewed(lease).write(store.directory(id));
                     return store.directory(id);
                 }
-                return store.create(SandboxRecord.fresh(id, key, kind, fingerprint, lease),
-                        building -> Files.createDirectories(building.resolve(LocalStore.WORKSPACE)
-                                .resolve(workDirName)));
+                return store.create(SandboxRecord.fresh(id, key, kind, fingerprint, lease), building -> {
+                    Files.createDirectories(building.resolve(LocalStore.WORKSPACE).resolve(workDirName));
+                    Files.createDirectory(building.resolve(Launches.DIRECTORY));
+                });
             } catch (IOException e) {
                 throw new SandboxException("backend '" + backendName + "' could not create a sandbox under "
                         + store.root() + ": " + ErrorDetail.of(e), e);
@@ -104,26 +128,65 @@ final class LocalSandboxes {
     /** Reclaims what crashed owners left; see {@link BubblewrapBackend#reapAbandoned()}. */
     int reapAbandoned() {
         Instant now = Instant.now();
-        int reaped = 0;
-        for (SandboxRecord record : store.records()) {
-            if (record.abandoned(now) && store.locked(record.id(),
-                    () -> store.record(record.id()).map(current -> current.abandoned(now)).orElse(false))
-                    && dispose(record.id())) {
-                reaped++;
-            }
-        }
-        for (Path debris : store.debris()) {
-            if (olderThan(debris, DEBRIS_AGE)) {
-                LocalStore.deleteTree(debris);
-            }
-        }
+        List<String> abandoned = store.records().stream().filter(record -> record.abandoned(now))
+                .map(SandboxRecord::id).toList();
+        // Judged again under the locks: another process may have adopted one meanwhile.
+        int reaped = abandoned.isEmpty() ? 0 : lockedAll(abandoned, () -> disposeLocked(abandoned.stream()
+                .filter(id -> store.record(id).map(current -> current.abandoned(now)).orElse(false)).toList()));
+        List<Path> debris = store.debris().stream().filter(path -> path.getFileName().toString()
+                .startsWith(LocalStore.REMOVING) || olderThan(path, DEBRIS_AGE)).toList();
+        // A removal is never under way for long in a live process, and is safe to finish twice.
+        Launches.stopAll(debris, STOP_PATIENCE);
+        debris.forEach(LocalStore::deleteRetired);
         for (String group : limiter.existingGroups()) {
             if (group.startsWith(groupPrefix)
                     && !Files.isDirectory(store.directory(group.substring(groupPrefix.length())))) {
                 limiter.release(group);
             }
         }
+        for (String id : store.orphanLocks()) {
+            store.locked(id, () -> {
+                if (!Files.exists(store.directory(id), LinkOption.NOFOLLOW_LINKS)) {
+                    store.removeLock(id);
+                }
+                return null;
+            });
+        }
         return reaped;
+    }
+
+    /**
+     * Lets go of the sandboxes this instance holds: each stays, detached, until its lease runs
+     * out, for the next process to adopt or a reaper to take. Called when the backend closes and
+     * when the JVM exits normally (a crash never gets here: that is how a crash is told apart).
+     */
+    void detachHeld() {
+        for (String id : List.copyOf(held)) {
+            held.remove(id);
+            try {
+                store.locked(id, () -> {
+                    store.record(id).filter(SandboxRecord::ownedHere).filter(SandboxRecord::attached)
+                            .ifPresent(record -> {
+                                try {
+                                    record.detached().write(store.directory(id));
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                            });
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                // Gone meanwhile, or the state root is going away: its reaper judges it by its lease.
+                System.getLogger(LocalSandboxes.class.getName()).log(System.Logger.Level.DEBUG,
+                        () -> "could not detach " + id + ": " + ErrorDetail.of(e));
+            }
+        }
+    }
+
+    /** Detaches what this instance holds and stops reaping for it. */
+    void close() {
+        LocalKeeper.unregister(this);
+        detachHeld();
     }
 
     /** The words that start a command inside the sandbox's limits. */
@@ -160,11 +223,47 @@ final class LocalSandboxes {
     }
 
     private boolean dispose(String id) {
-        return store.locked(id, () -> {
+        return disposeAll(List.of(id)) == 1;
+    }
+
+    /**
+     * Disposes of the sandboxes {@code ids}, holding all their locks (taken in order): each is
+     * retired, then everything running in any of them is killed, then all are waited for at once,
+     * and only then are their trees removed and their lock files with them.
+     *
+     * @return how many existed
+     */
+    private int disposeAll(List<String> ids) {
+        List<String> ordered = ids.stream().distinct().sorted().toList();
+        return lockedAll(ordered, () -> disposeLocked(ordered));
+    }
+
+    /** {@link #disposeAll} for sandboxes whose locks the caller holds. */
+    private int disposeLocked(List<String> ids) {
+        List<Path> retired = new ArrayList<>();
+        for (String id : ids) {
+            held.remove(id);
+            store.retire(id).ifPresent(retired::add);
             beforeRemoval.accept(id);
-            limiter.release(groupPrefix + id);
-            return store.remove(id);
-        });
+        }
+        Launches.stopAll(retired, STOP_PATIENCE);
+        limiter.release(ids.stream().map(id -> groupPrefix + id).toList());
+        retired.forEach(LocalStore::deleteRetired);
+        ids.forEach(store::removeLock);
+        return retired.size();
+    }
+
+    /** Runs {@code body} holding the locks of {@code ids}, taken in sorted order (so two callers never deadlock). */
+    private <T> T lockedAll(List<String> ids, java.util.function.Supplier<T> body) {
+        List<String> ordered = ids.stream().distinct().sorted().toList();
+        return lockedFrom(ordered, 0, body);
+    }
+
+    private <T> T lockedFrom(List<String> ids, int from, java.util.function.Supplier<T> body) {
+        if (from == ids.size()) {
+            return body.get();
+        }
+        return store.locked(ids.get(from), () -> lockedFrom(ids, from + 1, body));
     }
 
     private static boolean olderThan(Path path, Duration age) {

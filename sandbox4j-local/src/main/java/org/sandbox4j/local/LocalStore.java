@@ -1,16 +1,16 @@
 package org.sandbox4j.local;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.file.FileVisitResult;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,6 +24,7 @@ import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.sandbox4j.core.ErrorDetail;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.TreeRemoval;
 
 /**
  * The on-disk record of one local backend type under a state root: one directory per sandbox
@@ -39,15 +40,51 @@ final class LocalStore {
     static final String WORKSPACE = "workspace";
     private static final String LOCKS = ".locks";
     private static final String BUILDING = ".building-";
-    private static final String REMOVING = ".removing-";
+    static final String REMOVING = ".removing-";
     private static final String OWNER_ONLY = "rwx------";
+    private static final String LOCK_SUFFIX = ".lock";
 
     /**
      * One in-JVM lock per lock file, shared by every store in this JVM: a file lock belongs to the
      * whole JVM, so a second store (another backend over the same state root) taking it through its
-     * own channel would get an OverlappingFileLockException instead of waiting its turn.
+     * own channel would get an OverlappingFileLockException instead of waiting its turn. An entry
+     * lives while someone holds or waits for it.
      */
-    private static final ConcurrentHashMap<Path, ReentrantLock> JVM_LOCKS = new ConcurrentHashMap<>();
+    private static final JvmLocks JVM_LOCKS = new JvmLocks();
+
+    /** Reentrant locks by lock file, counted by users, dropped when the last lets go. */
+    private static final class JvmLocks {
+        private final ConcurrentHashMap<Path, Counted> locks = new ConcurrentHashMap<>();
+
+        private static final class Counted {
+            final ReentrantLock lock = new ReentrantLock();
+            int users;
+        }
+
+        ReentrantLock acquire(Path key) {
+            Counted counted = locks.compute(key, (ignored, existing) -> {
+                Counted entry = existing == null ? new Counted() : existing;
+                entry.users++;
+                return entry;
+            });
+            counted.lock.lock();
+            return counted.lock;
+        }
+
+        void release(Path key, ReentrantLock lock) {
+            lock.unlock();
+            locks.computeIfPresent(key, (ignored, entry) -> --entry.users == 0 ? null : entry);
+        }
+
+        int size() {
+            return locks.size();
+        }
+    }
+
+    /** How many in-JVM lock entries exist now (for tests: none outlives its users). */
+    static int jvmLockEntries() {
+        return JVM_LOCKS.size();
+    }
 
     private final Path root;
 
@@ -93,19 +130,76 @@ final class LocalStore {
         return root.resolve(id);
     }
 
-    /** Runs {@code body} holding the sandbox's lock, in this JVM and across processes. */
+    /**
+     * Runs {@code body} holding the sandbox's lock, in this JVM and across processes. The lock file
+     * goes with its sandbox ({@link #removeLock}); a waiter that then gets the lock of the removed
+     * file sees that its token is not the one at the path and takes the lock again.
+     */
     <T> T locked(String id, Supplier<T> body) {
-        Path lockFile = root.resolve(LOCKS).resolve(id + ".lock");
-        ReentrantLock local = JVM_LOCKS.computeIfAbsent(lockFile, ignored -> new ReentrantLock());
-        local.lock();
-        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-                FileLock ignored = channel.lock()) {
-            return body.get();
+        Path lockFile = lockFile(id);
+        ReentrantLock local = JVM_LOCKS.acquire(lockFile);
+        try {
+            while (true) {
+                try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                        StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+                        FileLock ignored = channel.lock()) {
+                    if (!holdsTheCurrentFile(channel, lockFile)) {
+                        continue;
+                    }
+                    return body.get();
+                }
+            }
         } catch (IOException e) {
             throw new SandboxException("could not lock the local sandbox " + id + " under " + root + ": "
                     + ErrorDetail.of(e), e);
         } finally {
-            local.unlock();
+            JVM_LOCKS.release(lockFile, local);
+        }
+    }
+
+    /**
+     * Removes the sandbox's lock file; call only holding its lock. Waiters holding the removed file
+     * notice ({@link #holdsTheCurrentFile}) and lock the path afresh.
+     */
+    void removeLock(String id) {
+        try {
+            Files.deleteIfExists(lockFile(id));
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "could not remove the lock file of " + id + ": "
+                    + ErrorDetail.of(e));
+        }
+    }
+
+    /** The ids of lock files whose sandbox directory does not exist (left by an interrupted acquire). */
+    List<String> orphanLocks() {
+        List<String> ids = new ArrayList<>();
+        try (Stream<Path> locks = Files.list(root.resolve(LOCKS))) {
+            locks.map(path -> path.getFileName().toString()).filter(name -> name.endsWith(LOCK_SUFFIX))
+                    .map(name -> name.substring(0, name.length() - LOCK_SUFFIX.length()))
+                    .filter(id -> !Files.exists(directory(id), LinkOption.NOFOLLOW_LINKS)).forEach(ids::add);
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, () -> "could not list the lock files under " + root + ": "
+                    + ErrorDetail.of(e));
+        }
+        return ids;
+    }
+
+    private Path lockFile(String id) {
+        return root.resolve(LOCKS).resolve(id + LOCK_SUFFIX);
+    }
+
+    /**
+     * Whether the locked {@code channel} is the file now at {@code lockFile}: a fresh token written
+     * through the channel must be what the path reads. (Java cannot fstat a channel to compare.)
+     */
+    private static boolean holdsTheCurrentFile(FileChannel channel, Path lockFile) throws IOException {
+        byte[] token = UUID.randomUUID().toString().getBytes(StandardCharsets.US_ASCII);
+        channel.truncate(0);
+        channel.write(ByteBuffer.wrap(token), 0);
+        try {
+            return java.util.Arrays.equals(token, Files.readAllBytes(lockFile));
+        } catch (NoSuchFileException removed) {
+            return false;
         }
     }
 
@@ -168,59 +262,52 @@ final class LocalStore {
         return found;
     }
 
-    /** Removes the sandbox directory: renamed away first (it vanishes at once), then deleted. */
-    boolean remove(String id) {
+    /**
+     * Takes the sandbox directory out of use: renamed away at once (no process finds it by its id
+     * again, and an exec starting now fails to bind it), to be emptied by {@link #deleteRetired}.
+     *
+     * @return where it now is; empty when it was already gone
+     */
+    Optional<Path> retire(String id) {
         Path directory = directory(id);
         Path removing = root.resolve(REMOVING + UUID.randomUUID());
         try {
             Files.move(directory, removing, StandardCopyOption.ATOMIC_MOVE);
+            return Optional.of(removing);
         } catch (NoSuchFileException gone) {
-            return false;
+            return Optional.empty();
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, () -> "could not remove the local sandbox " + directory + ": "
                     + ErrorDetail.of(e));
-            return false;
+            return Optional.empty();
         }
-        deleteTree(removing);
-        return true;
     }
 
     /**
-     * Deletes a tree without following any link in it (a link the guest made is removed as a
-     * link), making directories the guest locked writable on the way down; best effort.
+     * Deletes a retired sandbox directory, once nothing runs in it any more; best effort: what a
+     * deadline or the guest's permissions leave stays under its {@code .removing-} name, which the
+     * reaper takes again.
      */
-    static void deleteTree(Path top) {
+    static void deleteRetired(Path retired) {
+        deleteTree(retired, TreeRemoval.Mode.PROCESSES_STOPPED);
+    }
+
+    /**
+     * Deletes a tree without following any link in it ({@link TreeRemoval}); best effort.
+     *
+     * @param mode whether a guest may still be changing it
+     */
+    static void deleteTree(Path top, TreeRemoval.Mode mode) {
         try {
-            Files.walkFileTree(top, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                    if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-                        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString(OWNER_ONLY));
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFileFailed(Path file, IOException exc) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-                    Files.deleteIfExists(dir);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
+            TreeRemoval.remove(top, mode, TreeRemoval.DEFAULT_DEADLINE);
+        } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, () -> "could not delete all of " + top + ": " + ErrorDetail.of(e));
         }
+    }
+
+    /** Deletes a tree this host made and no guest can reach (a state root, a build directory); best effort. */
+    static void deleteTree(Path top) {
+        deleteTree(top, TreeRemoval.Mode.PROCESSES_STOPPED);
     }
 
     /** A step that fills a directory and may fail with an I/O error. */

@@ -54,7 +54,7 @@ import org.sandbox4j.core.SandboxSpec;
  * {@link Sandbox#relocatedWorkDir()} returns it, and callers pass
  * {@link SandboxSpec#workDirIn(Sandbox)} to file methods and exec.
  */
-public final class ProcessBackend implements SandboxBackend, SandboxInventory {
+public final class ProcessBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
 
     /** The backend's name unless the builder gives another. */
     public static final String DEFAULT_NAME = "process";
@@ -179,6 +179,12 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory {
     /** As {@link BubblewrapBackend#reapAbandoned()}. */
     public int reapAbandoned() {
         return sandboxes.reapAbandoned();
+    }
+
+    /** As {@link BubblewrapBackend#close()}: lets go of the sandboxes this instance acquired. */
+    @Override
+    public void close() {
+        sandboxes.close();
     }
 
     // ---------------------------------------------------------------- what a sandbox asks of its backend

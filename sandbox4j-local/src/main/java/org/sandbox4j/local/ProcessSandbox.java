@@ -64,8 +64,7 @@ final class ProcessSandbox extends LocalSandbox {
         } catch (IOException e) {
             throw ProcessRun.couldNotStart(backend.name(), "setsid", e);
         }
-        return ProcessRun.await(process, started -> backend.killTree(started, marker), options,
-                command.toShellLine(), backend.name(), start);
+        return supervise(process, started -> backend.killTree(started, marker), options, command.toShellLine(), start);
     }
 
     @Override

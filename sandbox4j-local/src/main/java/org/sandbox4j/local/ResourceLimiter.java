@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -352,29 +353,52 @@ final class ResourceLimiter {
     }
 
     /**
-     * Kills everything still running in {@code group} and removes it; best effort, never throws.
+     * Kills everything still running in {@code groups} and removes them; best effort, never throws.
      * {@code cgroup.kill} takes double-forked children too; without it, members are killed by pid
-     * until the group is empty.
+     * until the group is empty. Every group is killed first and then all are waited for together
+     * (killed members stay in their group until reaped, and a killed owner's orphans are reaped by
+     * the host's init in its own time), so the wait is one, however many groups.
      */
-    void release(String group) {
-        for (Path parent : allParents()) {
-            Path dir = parent.resolve(group);
-            long deadline = System.nanoTime() + REMOVAL_PATIENCE.toNanos();
-            while (Files.isDirectory(dir)) {
-                killMembers(dir);
-                try {
-                    // A cgroup directory is removed with rmdir even though it seems to hold files.
-                    Files.delete(dir);
-                } catch (IOException busy) {
-                    if (System.nanoTime() > deadline) {
-                        LOG.log(System.Logger.Level.WARNING, () -> "a sandbox's control group is still busy and was "
-                                + "left behind: " + dir);
-                        break;
-                    }
-                    sleep(REMOVAL_RETRY);
+    void release(Collection<String> groups) {
+        List<Path> remaining = new ArrayList<>();
+        for (String group : groups) {
+            for (Path parent : allParents()) {
+                Path dir = parent.resolve(group);
+                if (Files.isDirectory(dir)) {
+                    killMembers(dir);
+                    remaining.add(dir);
                 }
             }
         }
+        long deadline = System.nanoTime() + REMOVAL_PATIENCE.toNanos();
+        while (!remaining.isEmpty()) {
+            for (java.util.Iterator<Path> each = remaining.iterator(); each.hasNext(); ) {
+                Path dir = each.next();
+                try {
+                    // A cgroup directory is removed with rmdir even though it seems to hold files.
+                    Files.delete(dir);
+                    each.remove();
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    each.remove();
+                } catch (IOException busy) {
+                    killMembers(dir);
+                }
+            }
+            if (remaining.isEmpty()) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                LOG.log(System.Logger.Level.WARNING, () -> "sandbox control groups still busy were left behind (the "
+                        + "reaper tries again): " + remaining);
+                return;
+            }
+            sleep(REMOVAL_RETRY);
+        }
+    }
+
+    /** {@link #release(Collection)} of one group. */
+    void release(String group) {
+        release(List.of(group));
     }
 
     /** Every group of this limiter that exists on the host, by name (for the reaper). */

@@ -34,14 +34,20 @@ import org.sandbox4j.core.SandboxQuery;
  * @param ownerPid    the process that last acquired it
  * @param ownerStart  when that process started (a pid alone is reused)
  * @param leaseUntil  until when the owner vouches for it; past this, with the owner gone, it may be reaped
+ * @param attached    whether the owner still holds it: true from acquire until the owner's backend
+ *                    closes (or its JVM exits normally). An attached sandbox whose owner is gone was
+ *                    left by a crash and is reaped at once; a detached one waits for its lease
+ *                    (the next process may adopt it: a named CLI thread, a restarted service).
  */
 record SandboxRecord(String id, String scopeHash, String threadHash, String agentHash, String kind,
-        String fingerprint, Instant createdAt, long ownerPid, Instant ownerStart, Instant leaseUntil) {
+        String fingerprint, Instant createdAt, long ownerPid, Instant ownerStart, Instant leaseUntil,
+        boolean attached) {
 
     static final String FILE_NAME = "sandbox.properties";
     /** How many hex digits of the identity digest name a sandbox directory (128 bits). */
     private static final int ID_HEX_DIGITS = 32;
-    private static final String FORMAT = "1";
+    /** 2 adds {@code attached}; a format-1 record reads as detached (its lease decides, as before). */
+    private static final String FORMAT = "2";
 
     SandboxRecord {
         Objects.requireNonNull(id, "id");
@@ -65,13 +71,24 @@ record SandboxRecord(String id, String scopeHash, String threadHash, String agen
         Instant now = Instant.now();
         return new SandboxRecord(id, KeyDigest.sha256Hex(key.scope()), KeyDigest.sha256Hex(key.threadId()),
                 KeyDigest.sha256Hex(key.agentDir()), kind, fingerprint, now, CURRENT.pid(), currentStart(),
-                now.plus(lease));
+                now.plus(lease), true);
     }
 
-    /** This record, owned by the current process with a fresh lease. */
+    /** This record, owned and held by the current process with a fresh lease. */
     SandboxRecord renewed(Duration lease) {
         return new SandboxRecord(id, scopeHash, threadHash, agentHash, kind, fingerprint, createdAt, CURRENT.pid(),
-                currentStart(), Instant.now().plus(lease));
+                currentStart(), Instant.now().plus(lease), true);
+    }
+
+    /** This record let go by its owner, kept until its lease runs out for the next process to adopt. */
+    SandboxRecord detached() {
+        return new SandboxRecord(id, scopeHash, threadHash, agentHash, kind, fingerprint, createdAt, ownerPid,
+                ownerStart, leaseUntil, false);
+    }
+
+    /** Whether the current process owns it. */
+    boolean ownedHere() {
+        return ownerPid == CURRENT.pid() && ownerStart.equals(currentStart());
     }
 
     boolean belongsTo(String scope, String threadId) {
@@ -103,8 +120,12 @@ record SandboxRecord(String id, String scopeHash, String threadHash, String agen
         return owner.get().info().startInstant().map(start -> start.equals(ownerStart)).orElse(true);
     }
 
+    /**
+     * Whether it may be reaped: its owner is gone and either still held it (it crashed: no need to
+     * wait) or let it go longer ago than the lease.
+     */
     boolean abandoned(Instant now) {
-        return now.isAfter(leaseUntil) && !ownerAlive();
+        return (attached || now.isAfter(leaseUntil)) && !ownerAlive();
     }
 
     /** Whether less than half the lease is left, so an exec should renew it. */
@@ -125,6 +146,7 @@ record SandboxRecord(String id, String scopeHash, String threadHash, String agen
         properties.setProperty("owner-pid", Long.toString(ownerPid));
         properties.setProperty("owner-start", ownerStart.toString());
         properties.setProperty("lease-until", leaseUntil.toString());
+        properties.setProperty("attached", Boolean.toString(attached));
         Path temporary = directory.resolve("." + FILE_NAME + "-" + UUID.randomUUID());
         try (Writer out = Files.newBufferedWriter(temporary, StandardCharsets.UTF_8)) {
             properties.store(out, "sandbox4j local sandbox; labels are SHA-256 digests");
@@ -148,7 +170,8 @@ record SandboxRecord(String id, String scopeHash, String threadHash, String agen
                     Instant.parse(required(properties, "created-at")),
                     Long.parseLong(required(properties, "owner-pid")),
                     Instant.parse(required(properties, "owner-start")),
-                    Instant.parse(required(properties, "lease-until"))));
+                    Instant.parse(required(properties, "lease-until")),
+                    Boolean.parseBoolean(properties.getProperty("attached", "false"))));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

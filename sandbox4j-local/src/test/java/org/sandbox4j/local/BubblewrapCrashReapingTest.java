@@ -26,10 +26,12 @@ import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 
 /**
- * Sandboxes left by a JVM that died without disposing of them: a child JVM acquires sandboxes on a
- * shared state root and is killed; a later backend over the same root reaps what the dead owner
- * left once its lease ran out, with its control groups, and keeps what a live owner or an
- * unexpired lease still vouches for. Real bwrap, real cgroups, a real killed process.
+ * Sandboxes left by a JVM that died without disposing of them: a child JVM holds sandboxes with
+ * commands running in them on a shared state root and is killed with SIGKILL; the next backend on
+ * that root ends and removes everything it left at once (processes, control groups, directories,
+ * lock files), in cgroup mode and in rlimit mode. A sandbox an owner let go of normally (closed,
+ * or its JVM exited) is kept until its lease runs out, for the next process to adopt; a live
+ * owner's is kept whatever its lease. Real bwrap, real cgroups, real killed processes.
  */
 @EnabledOnOs(OS.LINUX)
 class BubblewrapCrashReapingTest {
@@ -40,8 +42,8 @@ class BubblewrapCrashReapingTest {
     private static final Duration CHILD_BOUND = Duration.ofMinutes(2);
     private static final String WORK = SandboxSpec.DEFAULT_WORK_DIR;
     private static final SandboxSpec SPEC = SandboxSpec.builder("reaping").build();
-    private static final SandboxKey CRASHED_SHORT = new SandboxKey("reap-scope", "crashed-short-lease", "agent");
-    private static final SandboxKey CRASHED_LONG = new SandboxKey("reap-scope", "crashed-long-lease", "agent");
+    private static final SandboxKey CRASHED = new SandboxKey("reap-scope", "crashed", "agent");
+    private static final SandboxKey LET_GO = new SandboxKey("reap-scope", "let-go", "agent");
     private static final SandboxKey LIVE = new SandboxKey("reap-scope", "live-owner", "agent");
     private static final String READY = "READY";
 
@@ -56,7 +58,7 @@ class BubblewrapCrashReapingTest {
     @AfterEach
     void cleanUp() {
         for (BubblewrapBackend backend : backends) {
-            for (SandboxKey key : List.of(CRASHED_SHORT, CRASHED_LONG, LIVE)) {
+            for (SandboxKey key : List.of(CRASHED, LET_GO, LIVE)) {
                 backend.dispose(key);
             }
             backend.close();
@@ -65,133 +67,165 @@ class BubblewrapCrashReapingTest {
     }
 
     @Test
-    void aNewBackendReapsWhatAKilledOwnerLeftAfterItsLeaseButKeepsLiveAndUnexpiredSandboxes() throws Exception {
+    void afterAKilledOwnerWithFiveRunningSandboxesTheNextBackendLeavesNothingWithinFiveSecondsInCgroupMode()
+            throws Exception {
+        CrashedOwner.Recovery recovery = crashAndRecover("default", BubblewrapBackend.builder());
+
+        assertThat(recovery.before().processes()).as("the killed owner's commands ran on").hasSizeGreaterThanOrEqualTo(
+                CrashedOwner.SANDBOXES);
+        assertThat(recovery.before().groups()).as("with their control groups").isNotEmpty();
+        assertThat(recovery.before().locks()).hasSize(CrashedOwner.SANDBOXES);
+        assertThat(recovery.after()).as("left %s after %s", recovery.after(), recovery.took())
+                .matches(CrashedOwner.Leftovers::isEmpty);
+        assertThat(recovery.took()).isLessThanOrEqualTo(CrashedOwner.RECOVERY_BOUND);
+    }
+
+    @Test
+    void afterAKilledOwnerWithFiveRunningSandboxesTheNextBackendLeavesNothingWithinFiveSecondsInRlimitMode()
+            throws Exception {
+        Path noCgroups = Files.createTempDirectory("s4jcg");
+        try {
+            CrashedOwner.Recovery recovery = crashAndRecover(noCgroups.toString(),
+                    BubblewrapBackend.builder().cgroupRoot(noCgroups));
+
+            assertThat(recovery.before().processes()).hasSizeGreaterThanOrEqualTo(CrashedOwner.SANDBOXES);
+            assertThat(recovery.after()).as("left %s after %s", recovery.after(), recovery.took())
+                    .matches(CrashedOwner.Leftovers::isEmpty);
+        } finally {
+            LocalStore.deleteTree(noCgroups);
+        }
+    }
+
+    private CrashedOwner.Recovery crashAndRecover(String cgroupRoot, BubblewrapBackend.Builder next) throws Exception {
+        Process owner = CrashedOwner.start(stateRoot, cgroupRoot);
+        CrashedOwner.killHard(owner);
+        return CrashedOwner.recover(stateRoot, next);
+    }
+
+    @Test
+    void aSandboxItsOwnerLetGoIsKeptUntilItsLeaseRunsOutAndAnotherProcessAdoptsIt() throws Exception {
+        BubblewrapBackend first = BubblewrapBackend.builder().stateRoot(stateRoot).build();
+        first.acquire(LET_GO, SPEC).writeFile("kept.txt", "for the next process", WORK);
+        first.close();
+        String id = idOf(LET_GO);
+        markOwnedByADeadProcess(id, Instant.now().plusSeconds(600));
+
+        BubblewrapBackend next = track(BubblewrapBackend.builder().stateRoot(stateRoot).build());
+
+        assertThat(next.stateDirectory().resolve(id)).as("let go, owner gone, lease running: kept").isDirectory();
+        assertThat(next.acquire(LET_GO, SPEC).exec(List.of("cat", "kept.txt"), WORK, Duration.ofSeconds(30))
+                .stdoutText()).isEqualTo("for the next process");
+        next.close();
+        markOwnedByADeadProcess(id, Instant.now().minusSeconds(1));
+        assertThat(next.reapAbandoned()).as("let go, owner gone, lease run out: reaped").isEqualTo(1);
+        assertThat(next.stateDirectory().resolve(id)).doesNotExist();
+    }
+
+    @Test
+    void aLiveOwnersSandboxIsKeptPastItsLease() throws Exception {
         BubblewrapBackend mine = track(BubblewrapBackend.builder().stateRoot(stateRoot).lease(SHORT_LEASE).build());
         Sandbox live = mine.acquire(LIVE, SPEC);
         live.writeFile("mine.txt", "still here", WORK);
-        assertThat(live.exec(List.of("true"), WORK, Duration.ofSeconds(30)).exitCode()).isZero();
-
-        runAndKillChild();
-
-        Path store = mine.stateDirectory();
-        String shortId = idOf(CRASHED_SHORT);
-        String longId = idOf(CRASHED_LONG);
-        String liveId = idOf(LIVE);
-        assertThat(store.resolve(shortId).resolve(LocalStore.WORKSPACE).resolve("work/crashed.txt"))
-                .as("the killed child's file").hasContent("written before the crash");
-        assertThat(groupsOf(store, shortId)).as("the killed child's control groups, made by its exec").isNotEmpty();
-        // Past every short lease, this JVM's included: only a live owner keeps its sandbox now.
         Thread.sleep(SHORT_LEASE.toMillis() * 2 + 200);
 
         BubblewrapBackend reaper = track(BubblewrapBackend.builder().stateRoot(stateRoot).lease(SHORT_LEASE).build());
 
-        assertThat(store.resolve(shortId)).as("the dead owner's expired sandbox").doesNotExist();
-        assertThat(groupsOf(store, shortId)).as("the dead owner's control groups").isEmpty();
-        assertThat(store.resolve(longId)).as("the dead owner's sandbox whose lease has not run out").isDirectory();
-        assertThat(store.resolve(liveId)).as("a sandbox whose owner (this JVM) is alive, lease expired or not")
-                .isDirectory();
+        assertThat(reaper.reapAbandoned()).isZero();
         assertThat(live.readFile("mine.txt", WORK, 100)).asString(StandardCharsets.UTF_8).isEqualTo("still here");
-        assertThat(reaper.acquire(LIVE, SPEC).exec(List.of("cat", "mine.txt"), WORK, Duration.ofSeconds(30))
-                .stdoutText()).isEqualTo("still here");
-
-        // The long lease runs out (rewritten here instead of waiting ten minutes): reaping on demand takes it.
-        SandboxRecord longRecord = SandboxRecord.read(store.resolve(longId)).orElseThrow();
-        new SandboxRecord(longRecord.id(), longRecord.scopeHash(), longRecord.threadHash(), longRecord.agentHash(),
-                longRecord.kind(), longRecord.fingerprint(), longRecord.createdAt(), longRecord.ownerPid(),
-                longRecord.ownerStart(), Instant.now().minusSeconds(1)).write(store.resolve(longId));
-
-        assertThat(reaper.reapAbandoned()).as("sandboxes reaped on demand").isEqualTo(1);
-        assertThat(store.resolve(longId)).doesNotExist();
-        assertThat(groupsOf(store, longId)).isEmpty();
-        assertThat(store.resolve(liveId)).isDirectory();
-        assertThat(reaper.reapAbandoned()).as("a second pass finds nothing more").isZero();
     }
 
     @Test
-    void aSandboxWhoseOwnerIsAnotherLiveJvmIsKeptPastItsLeaseAndReapedOnceThatJvmIsKilled() throws Exception {
+    void aSandboxWhoseOwnerIsAnotherLiveJvmIsKeptAndReapedAtOnceWhenThatJvmIsKilled() throws Exception {
         Process child = startReadyChild();
-        String shortId;
+        String id;
         BubblewrapBackend other;
         try {
-            shortId = idOf(CRASHED_SHORT);
+            id = idOf(CRASHED);
             Thread.sleep(SHORT_LEASE.toMillis() * 2 + 200);
 
             other = track(BubblewrapBackend.builder().stateRoot(stateRoot).lease(SHORT_LEASE).build());
 
-            assertThat(other.stateDirectory().resolve(shortId))
-                    .as("lease expired, but its owner (another JVM, same pid and start time) is alive").isDirectory();
+            assertThat(other.stateDirectory().resolve(id))
+                    .as("its owner (another JVM, same pid and start time) is alive").isDirectory();
             assertThat(other.reapAbandoned()).isZero();
         } finally {
             kill(child);
         }
 
-        assertThat(other.reapAbandoned()).as("reaped once the owner is dead").isEqualTo(1);
-        assertThat(other.stateDirectory().resolve(shortId)).doesNotExist();
-        assertThat(groupsOf(other.stateDirectory(), shortId)).isEmpty();
+        assertThat(other.reapAbandoned()).as("reaped once the owner is dead, its lease notwithstanding")
+                .isEqualTo(1);
+        assertThat(other.stateDirectory().resolve(id)).doesNotExist();
+        assertThat(groupsOf(other.stateDirectory(), id)).isEmpty();
     }
 
     @Test
-    void reapingRemovesOldHalfBuiltAndHalfRemovedDebrisButNotAFreshBuild() throws Exception {
+    void reapingRemovesHalfRemovedDebrisAtOnceAndOldHalfBuiltDebrisButNotAFreshBuild() throws Exception {
         BubblewrapBackend backend = track(BubblewrapBackend.builder().stateRoot(stateRoot).build());
         Path store = backend.stateDirectory();
         Path oldBuild = debris(store.resolve(".building-old"), Duration.ofMinutes(5));
-        Path oldRemoval = debris(store.resolve(".removing-old"), Duration.ofMinutes(5));
+        Path freshRemoval = debris(store.resolve(".removing-fresh"), Duration.ZERO);
         Path freshBuild = debris(store.resolve(".building-fresh"), Duration.ZERO);
 
         backend.reapAbandoned();
 
         assertThat(oldBuild).as("half-built debris older than a minute").doesNotExist();
-        assertThat(oldRemoval).as("half-removed debris older than a minute").doesNotExist();
+        assertThat(freshRemoval).as("half-removed debris: a removal is finished at once").doesNotExist();
         assertThat(freshBuild).as("a build that may still be running in another process").isDirectory();
     }
 
     @Test
-    void reapingRemovesThisStateRootsControlGroupsThatHaveNoSandbox() throws Exception {
+    void reapingRemovesLockFilesWithNoSandbox() throws Exception {
         BubblewrapBackend backend = track(BubblewrapBackend.builder().stateRoot(stateRoot).build());
-        assertThat(backend.limitMechanism()).isEqualTo(LimitMechanism.CGROUP_V1);
-        String orphan = "sbx-0123456789abcdef0123456789abcdef";
-        Path orphanGroup = CGROUP_ROOT.resolve("pids/sandbox4j").resolve(groupName(backend.stateDirectory(), orphan));
-        Path foreignGroup = CGROUP_ROOT.resolve("pids/sandbox4j").resolve("s4j-00000000-" + orphan);
-        Files.createDirectory(orphanGroup);
-        Files.createDirectory(foreignGroup);
-        try {
-            backend.reapAbandoned();
+        Path orphanLock = Files.writeString(backend.stateDirectory().resolve(".locks/sbx-0123.lock"), "");
 
-            assertThat(orphanGroup).as("a group of this state root with no sandbox directory").doesNotExist();
-            assertThat(foreignGroup).as("another state root's group").isDirectory();
-        } finally {
-            Files.deleteIfExists(orphanGroup);
-            Files.deleteIfExists(foreignGroup);
+        backend.reapAbandoned();
+
+        assertThat(orphanLock).doesNotExist();
+    }
+
+    @Test
+    void disposalRemovesTheSandboxsLockFile() throws Exception {
+        BubblewrapBackend backend = track(BubblewrapBackend.builder().stateRoot(stateRoot).build());
+        for (int i = 0; i < 20; i++) {
+            backend.acquire(new SandboxKey("locks", "thread-" + i, "agent"), SPEC);
+        }
+        assertThat(Files.list(backend.stateDirectory().resolve(".locks")).count()).isEqualTo(20);
+
+        assertThat(backend.disposeScope("locks", "thread-0")).isEqualTo(1);
+        for (int i = 1; i < 20; i++) {
+            backend.dispose(new SandboxKey("locks", "thread-" + i, "agent"));
+        }
+
+        try (var locks = Files.list(backend.stateDirectory().resolve(".locks"))) {
+            assertThat(locks).as("lock files after 20 sandboxes were disposed of").isEmpty();
         }
     }
 
     // ---------------------------------------------------------------- the child that crashes
 
-    /**
-     * Run in a child JVM: acquires one sandbox under a 1-second lease and one under the default
-     * (10-minute) lease, writes a file and execs once in each, says {@value #READY}, and waits to
-     * be killed.
-     */
+    /** Run in a child JVM: acquires one sandbox, writes a file in it, says {@value #READY}, and waits to be killed. */
     public static final class CrashingOwner {
         public static void main(String[] args) throws Exception {
-            Path root = Path.of(args[0]);
-            BubblewrapBackend shortLease = BubblewrapBackend.builder().stateRoot(root).lease(SHORT_LEASE).build();
-            BubblewrapBackend longLease = BubblewrapBackend.builder().stateRoot(root).build();
-            for (var pair : List.of(new Object[] {shortLease, CRASHED_SHORT}, new Object[] {longLease, CRASHED_LONG})) {
-                Sandbox sandbox = ((BubblewrapBackend) pair[0]).acquire((SandboxKey) pair[1], SPEC);
-                sandbox.writeFile("crashed.txt", "written before the crash", WORK);
-                if (sandbox.exec(List.of("true"), WORK, Duration.ofSeconds(30)).exitCode() != 0) {
-                    throw new IllegalStateException("the child's exec failed");
-                }
-            }
+            BubblewrapBackend backend = BubblewrapBackend.builder().stateRoot(Path.of(args[0])).lease(SHORT_LEASE)
+                    .build();
+            Sandbox sandbox = backend.acquire(CRASHED, SPEC);
+            sandbox.writeFile("crashed.txt", "written before the crash", WORK);
             System.out.println(READY);
             System.out.flush();
             Thread.sleep(CHILD_BOUND.toMillis());
         }
     }
 
-    private void runAndKillChild() throws Exception {
-        kill(startReadyChild());
+    /** Rewrites the sandbox's record as owned by a process that is gone, with {@code leaseUntil}, still detached. */
+    private void markOwnedByADeadProcess(String id, Instant leaseUntil) throws Exception {
+        Path directory = stateRoot.resolve(BubblewrapBackend.TYPE).resolve(id);
+        SandboxRecord record = SandboxRecord.read(directory).orElseThrow();
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        new SandboxRecord(record.id(), record.scopeHash(), record.threadHash(), record.agentHash(), record.kind(),
+                record.fingerprint(), record.createdAt(), gone.pid(), Instant.EPOCH, leaseUntil, record.attached())
+                .write(directory);
+        assertThat(record.attached()).as("closed: let go").isFalse();
     }
 
     /** A child JVM running {@link CrashingOwner} that has said {@value #READY}. */

@@ -90,15 +90,69 @@ class LocalStoreTest {
     }
 
     @Test
-    void removeTakesTheSandboxAwayWholeAndSaysWhetherItWasThere() throws IOException {
+    void retireTakesTheSandboxAwayAtOnceAndDeleteRetiredRemovesItWhole() throws IOException {
         LocalStore store = LocalStore.open(tempDir.resolve("s"), "bubblewrap", "test");
         store.create(SandboxRecord.fresh("sbx-0003", KEY, "kind", "fp", Duration.ofMinutes(1)),
                 building -> Files.createDirectories(building.resolve("workspace/deep/er")));
 
-        assertThat(store.remove("sbx-0003")).isTrue();
-        assertThat(store.directory("sbx-0003")).doesNotExist();
+        Path retired = store.retire("sbx-0003").orElseThrow();
+        assertThat(store.directory("sbx-0003")).as("gone by its id at once").doesNotExist();
+        assertThat(store.debris()).containsExactly(retired);
+        LocalStore.deleteRetired(retired);
+
         assertThat(store.debris()).as("no half-removed directory left").isEmpty();
-        assertThat(store.remove("sbx-0003")).as("already gone").isFalse();
+        assertThat(store.retire("sbx-0003")).as("already gone").isEmpty();
+    }
+
+    @Test
+    void theLockFileGoesWithTheSandboxAndAWaiterOnTheRemovedFileLocksAfresh() throws Exception {
+        LocalStore store = LocalStore.open(tempDir.resolve("s"), "bubblewrap", "test");
+        Path locks = store.root().resolve(".locks");
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger mostInside = new java.util.concurrent.atomic.AtomicInteger();
+        Thread remover = new Thread(() -> store.locked("sbx-0004", () -> {
+            inside.incrementAndGet();
+            holding.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            store.removeLock("sbx-0004");
+            inside.decrementAndGet();
+            return null;
+        }));
+        remover.start();
+        holding.await();
+        List<Thread> waiters = new java.util.ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Thread waiter = new Thread(() -> store.locked("sbx-0004", () -> {
+                mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                Thread.onSpinWait();
+                inside.decrementAndGet();
+                return null;
+            }));
+            waiters.add(waiter);
+            waiter.start();
+        }
+        Thread.sleep(200);
+        release.countDown();
+        remover.join();
+        for (Thread waiter : waiters) {
+            waiter.join();
+        }
+
+        assertThat(mostInside.get()).as("never two holders at once, across a removed lock file").isEqualTo(1);
+        store.locked("sbx-0004", () -> {
+            store.removeLock("sbx-0004");
+            return null;
+        });
+        try (var left = Files.list(locks)) {
+            assertThat(left).as("no lock file outlives its sandbox").isEmpty();
+        }
+        assertThat(LocalStore.jvmLockEntries()).as("no in-JVM lock outlives its users").isZero();
     }
 
     @Test

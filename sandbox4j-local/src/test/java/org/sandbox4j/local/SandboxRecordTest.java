@@ -86,8 +86,8 @@ class SandboxRecordTest {
     }
 
     @Test
-    void abandonedOnlyWhenTheLeaseExpiredAndTheOwnerIsGone() throws Exception {
-        SandboxRecord mine = SandboxRecord.fresh("sbx-1", KEY, "code", "fingerprint", LEASE);
+    void aDetachedSandboxIsAbandonedOnlyWhenTheLeaseExpiredAndTheOwnerIsGone() throws Exception {
+        SandboxRecord mine = SandboxRecord.fresh("sbx-1", KEY, "code", "fingerprint", LEASE).detached();
         Instant past = Instant.now().minusSeconds(1);
         long deadPid = deadPid();
         Instant someStart = Instant.parse("2020-01-01T00:00:00Z");
@@ -95,11 +95,35 @@ class SandboxRecordTest {
         assertThat(withOwner(mine, ProcessHandle.current().pid(), mine.ownerStart(), past).abandoned(Instant.now()))
                 .as("expired lease, live owner").isFalse();
         assertThat(withOwner(mine, deadPid, someStart, Instant.now().plusSeconds(60)).abandoned(Instant.now()))
-                .as("dead owner, lease still running").isFalse();
+                .as("dead owner that let it go, lease still running").isFalse();
         assertThat(withOwner(mine, deadPid, someStart, past).abandoned(Instant.now()))
                 .as("dead owner, expired lease").isTrue();
         assertThat(withOwner(mine, ProcessHandle.current().pid(), someStart, past).abandoned(Instant.now()))
                 .as("the pid is alive but it is another process (another start time): a reused pid").isTrue();
+    }
+
+    @Test
+    void anAttachedSandboxWhoseOwnerIsGoneWasLeftByACrashAndIsAbandonedAtOnce() throws Exception {
+        SandboxRecord held = SandboxRecord.fresh("sbx-1", KEY, "code", "fingerprint", LEASE);
+        Instant future = Instant.now().plusSeconds(600);
+
+        assertThat(held.attached()).isTrue();
+        assertThat(withOwner(held, deadPid(), Instant.parse("2020-01-01T00:00:00Z"), future).abandoned(Instant.now()))
+                .as("dead owner still holding it, lease running").isTrue();
+        assertThat(withOwner(held, ProcessHandle.current().pid(), held.ownerStart(), future).abandoned(Instant.now()))
+                .as("live owner holding it").isFalse();
+        assertThat(held.detached().attached()).isFalse();
+        assertThat(held.detached().renewed(LEASE).attached()).as("acquired again: held again").isTrue();
+    }
+
+    @Test
+    void aFormatOneRecordReadsAsDetached() throws IOException {
+        SandboxRecord record = SandboxRecord.fresh("sbx-1", KEY, "code", "fingerprint", LEASE);
+        record.write(tempDir);
+        Path file = tempDir.resolve(SandboxRecord.FILE_NAME);
+        Files.writeString(file, Files.readString(file).replace("attached=true", "").replace("format=2", "format=1"));
+
+        assertThat(SandboxRecord.read(tempDir)).map(SandboxRecord::attached).contains(false);
     }
 
     @Test
@@ -120,7 +144,7 @@ class SandboxRecordTest {
 
     private static SandboxRecord withOwner(SandboxRecord record, long pid, Instant start, Instant leaseUntil) {
         return new SandboxRecord(record.id(), record.scopeHash(), record.threadHash(), record.agentHash(),
-                record.kind(), record.fingerprint(), record.createdAt(), pid, start, leaseUntil);
+                record.kind(), record.fingerprint(), record.createdAt(), pid, start, leaseUntil, record.attached());
     }
 
     /** The pid of a process that ran and was reaped. */
