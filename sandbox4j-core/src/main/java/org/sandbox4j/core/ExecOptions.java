@@ -30,30 +30,71 @@ public record ExecOptions(
 
     /** 8 MiB for both streams together. */
     public static final long DEFAULT_OUTPUT_CAP_BYTES = 8L * 1024 * 1024;
+    /** The longest bound a command may be given: a day (a longer one is surely a mistake, and overflows clocks). */
+    public static final Duration MAX_TIMEOUT = Duration.ofDays(1);
 
+    /**
+     * @throws IllegalArgumentException a missing, non-positive or over-long timeout, a variable
+     *                                  name that is not a portable shell name, a NUL in a value,
+     *                                  a cap below one byte or above {@link HostCeilings#MAX_BUFFERED_BYTES}
+     */
     public ExecOptions {
-        Objects.requireNonNull(workingDirectory, "workingDirectory");
-        Objects.requireNonNull(timeout, "timeout: every command needs a bound");
+        if (workingDirectory == null) {
+            throw new IllegalArgumentException("an exec needs a working directory (an absolute guest path), not null");
+        }
+        if (timeout == null) {
+            throw new IllegalArgumentException("an exec needs a timeout: every command needs a bound");
+        }
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("an exec timeout must be positive, not " + timeout);
         }
+        if (timeout.compareTo(MAX_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("an exec timeout may be at most " + MAX_TIMEOUT.toHours() + " hours, not "
+                    + timeout + "; run longer work as several commands, or in the background with a status file");
+        }
+        if (environment == null) {
+            throw new IllegalArgumentException("the environment must be a map (empty for none), not null");
+        }
         environment = Collections.unmodifiableMap(new LinkedHashMap<>(environment));
         for (Map.Entry<String, String> variable : environment.entrySet()) {
-            String name = Objects.requireNonNull(variable.getKey(), "environment variable name");
-            String value = Objects.requireNonNull(variable.getValue(), "value of environment variable " + name);
-            if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
-                throw new IllegalArgumentException("not a valid environment variable name: '" + name + "'");
+            String name = variable.getKey();
+            if (name == null || !isPortableName(name)) {
+                throw new IllegalArgumentException("not a valid environment variable name: " + GuestText.quote(name)
+                        + "; use letters, digits and '_', not starting with a digit (a shell drops any other name)");
+            }
+            String value = variable.getValue();
+            if (value == null) {
+                throw new IllegalArgumentException("environment variable '" + name + "' has no value (null)");
             }
             if (value.indexOf('\0') >= 0) {
                 throw new IllegalArgumentException("the value of environment variable '" + name
                         + "' contains a NUL character, which no process can receive");
             }
         }
-        stdin = Objects.requireNonNull(stdin, "stdin").map(byte[]::clone);
+        if (stdin == null) {
+            throw new IllegalArgumentException("stdin must be present or empty, not null");
+        }
+        stdin = stdin.map(byte[]::clone);
         if (outputCapBytes < 1) {
             throw new IllegalArgumentException("the output cap must be at least one byte, not " + outputCapBytes);
         }
-        Objects.requireNonNull(listener, "listener");
+        if (outputCapBytes > HostCeilings.MAX_BUFFERED_BYTES) {
+            throw new IllegalArgumentException("the output cap may be at most " + HostCeilings.MAX_BUFFERED_BYTES
+                    + " bytes (an eighth of this JVM's heap, at most 256 MiB), not " + outputCapBytes + "; have the "
+                    + "command write large results to a file and read that");
+        }
+        if (listener == null) {
+            throw new IllegalArgumentException("the listener must be present or empty, not null");
+        }
+    }
+
+    /** A name every shell keeps: letters, digits and '_', not starting with a digit. */
+    private static boolean isPortableName(String name) {
+        if (name.isEmpty() || Character.isDigit(name.charAt(0))) {
+            return false;
+        }
+        return name.chars().allMatch(c -> (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                || c == '_');
     }
 
     /** Run in {@code workingDirectory}, bounded by {@code timeout}; no extra environment, no stdin, default cap. */

@@ -201,6 +201,20 @@ public final class GuestPaths {
     }
 
     private static void refuseUnrepresentable(String text, String what) {
+        if (text == null) {
+            throw new SandboxPathNotConfined("no " + what + " was given (null); pass a guest path");
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean paired = Character.isHighSurrogate(c) && i + 1 < text.length()
+                    && Character.isLowSurrogate(text.charAt(i + 1));
+            if (paired) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new SandboxPathNotConfined("the " + what + " " + GuestText.quote(text) + " is not valid Unicode "
+                        + "(a lone surrogate), so no file system can name it");
+            }
+        }
         if (text.indexOf('\\') >= 0) {
             throw new SandboxPathNotConfined("the " + what + " " + GuestText.quote(text) + " contains a backslash; guest "
                     + "paths use '/' only");

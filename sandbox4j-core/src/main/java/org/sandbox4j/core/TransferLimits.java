@@ -28,6 +28,28 @@ public record TransferLimits(long maxBytesPerFile, long maxTotalBytes, int maxFi
         }
     }
 
+    /**
+     * Refuses, before anything moves, a file of {@code bytes} bytes written into a sandbox under
+     * this as its spec's {@code files_in}: one write is one file, and this is its per-file cap.
+     *
+     * @throws SandboxTransferCapExceeded over {@link #maxBytesPerFile()}
+     */
+    public void refuseOversizeWrite(long bytes, String path) {
+        if (bytes > maxBytesPerFile) {
+            throw new SandboxTransferCapExceeded("the write of " + GuestText.quote(path) + " (" + bytes + " bytes) is "
+                    + "larger than the spec's files_in cap of " + maxBytesPerFile + " bytes per file; nothing was "
+                    + "written: send less, or raise the spec's files_in");
+        }
+    }
+
+    /**
+     * The cap a read out of a sandbox under this as its spec's {@code files_out} really gets: the
+     * caller's {@code maxBytes}, never more than the per-file cap.
+     */
+    public long readCap(long maxBytes) {
+        return Math.min(maxBytes, maxBytesPerFile);
+    }
+
     /** Whether every leg of this is at most the same leg of {@code ceiling}. */
     public boolean within(TransferLimits ceiling) {
         return maxBytesPerFile <= ceiling.maxBytesPerFile

@@ -169,11 +169,15 @@ public final class WorkspaceFiles {
         });
     }
 
-    /** See {@link org.sandbox4j.core.Sandbox#readFile(String, String, long)}. */
+    /**
+     * See {@link org.sandbox4j.core.Sandbox#readFile(String, String, long)}. However large
+     * {@code maxBytes}, no read holds more than {@link HostCeilings#MAX_BUFFERED_BYTES}.
+     */
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
         if (maxBytes < 0) {
             throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
         }
+        long cap = Math.min(maxBytes, HostCeilings.MAX_BUFFERED_BYTES);
         String confined = GuestPaths.confine(path, workingDirectory);
         List<String> parts = reachable(confined, path);
         return withWorkspace(path, "read", root -> {
@@ -189,8 +193,8 @@ public final class WorkspaceFiles {
                 BasicFileAttributes attributes = attributes(parent, leaf)
                         .orElseThrow(() -> notFound(path, workingDirectory));
                 refuseUnlessRegular(attributes, path);
-                if (attributes.size() > maxBytes) {
-                    throw overCap(path, maxBytes);
+                if (attributes.size() > cap) {
+                    throw overCap(path, cap);
                 }
                 SeekableByteChannel channel;
                 try {
@@ -202,7 +206,7 @@ public final class WorkspaceFiles {
                     throw e;
                 }
                 try (channel) {
-                    return readBounded(channel, path, maxBytes);
+                    return readBounded(channel, path, cap);
                 }
             } finally {
                 closeAll(opened);
@@ -221,11 +225,22 @@ public final class WorkspaceFiles {
             try {
                 SecureDirectoryStream<Path> directory = openChain(root, parts, opened)
                         .orElseThrow(() -> notFound(path, workingDirectory));
-                // Sorted by name; the Path keeps the name's exact bytes for the no-follow stat.
+                // Sorted by name; the Path keeps the name's exact bytes for the no-follow stat. Bounded
+                // while it is read: a guest decides how large its directories are.
                 Map<String, Path> children = new TreeMap<>();
+                long nameChars = 0;
                 for (Path child : directory) {
                     Path name = child.getFileName();
-                    children.put(name.toString(), name);
+                    String text = name.toString();
+                    nameChars += text.length();
+                    if (children.size() >= HostCeilings.MAX_LISTED_ENTRIES
+                            || nameChars > HostCeilings.MAX_LISTED_NAME_CHARS) {
+                        throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than "
+                                + HostCeilings.MAX_LISTED_ENTRIES + " entries (or " + HostCeilings.MAX_LISTED_NAME_CHARS
+                                + " characters of names), more than one listing returns; nothing was listed: list a "
+                                + "subdirectory, or have the guest summarise it through exec");
+                    }
+                    children.put(text, name);
                 }
                 List<SandboxEntry> entries = new ArrayList<>(children.size());
                 for (Map.Entry<String, Path> child : children.entrySet()) {
@@ -675,7 +690,13 @@ public final class WorkspaceFiles {
         if (component.isEmpty() || component.equals(".") || component.equals("..") || component.indexOf('/') >= 0) {
             throw new IllegalStateException("not a single path component: " + GuestText.quote(component));
         }
-        return workspace.getFileSystem().getPath(component);
+        try {
+            return workspace.getFileSystem().getPath(component);
+        } catch (java.nio.file.InvalidPathException unencodable) {
+            throw new SandboxFileException("the name " + GuestText.quote(component) + " cannot be passed to this "
+                    + "host's file system in this JVM's file-name encoding (" + System.getProperty("sun.jnu.encoding")
+                    + "); run the JVM with a UTF-8 locale (LANG=C.UTF-8) to reach such names", unencodable);
+        }
     }
 
     private static List<String> components(String relative) {

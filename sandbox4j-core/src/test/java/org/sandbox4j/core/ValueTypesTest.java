@@ -578,8 +578,14 @@ class ValueTypesTest {
 
         @Test
         void aTimeoutIsRequiredAndPositive() {
-            assertThatThrownBy(() -> ExecOptions.in("/w", null)).isInstanceOf(NullPointerException.class)
+            assertThatThrownBy(() -> ExecOptions.in("/w", null)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("timeout");
+            assertThatThrownBy(() -> ExecOptions.in("/w", java.time.temporal.ChronoUnit.FOREVER.getDuration()))
+                    .as("a bound that overflows every clock").isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("at most 24 hours");
+            assertThat(ExecOptions.in("/w", ExecOptions.MAX_TIMEOUT).timeout()).isEqualTo(Duration.ofDays(1));
+            assertThatThrownBy(() -> ExecOptions.in(null, TIMEOUT)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("working directory");
             assertThatThrownBy(() -> ExecOptions.in("/w", Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("positive");
             assertThatThrownBy(() -> ExecOptions.in("/w", Duration.ofSeconds(-1)))
@@ -590,7 +596,7 @@ class ValueTypesTest {
         }
 
         @ParameterizedTest
-        @ValueSource(strings = {"", "A=B", "=", "A\0B"})
+        @ValueSource(strings = {"", "A=B", "=", "A\0B", "A B", "A\nB", "1ABC", "A-B", "A.B", "\u00c4"})
         void invalidEnvironmentNamesAreRefused(String name) {
             assertThatThrownBy(() -> ExecOptions.in("/w", TIMEOUT).withEnvironment(Map.of(name, "v")))
                     .isInstanceOf(IllegalArgumentException.class)
@@ -602,7 +608,7 @@ class ValueTypesTest {
             Map<String, String> nullValue = new HashMap<>();
             nullValue.put("A", null);
             assertThatThrownBy(() -> ExecOptions.in("/w", TIMEOUT).withEnvironment(nullValue))
-                    .isInstanceOf(NullPointerException.class);
+                    .isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> ExecOptions.in("/w", TIMEOUT).withEnvironment(Map.of("A", "x\0y")))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("NUL");
@@ -642,6 +648,11 @@ class ValueTypesTest {
 
         @Test
         void theOutputCapMustBeAtLeastOneByte() {
+            assertThatThrownBy(() -> ExecOptions.in("/w", TIMEOUT).withOutputCap(2L << 30))
+                    .as("a cap the host cannot hold").isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("at most " + HostCeilings.MAX_BUFFERED_BYTES);
+            assertThat(ExecOptions.in("/w", TIMEOUT).withOutputCap(HostCeilings.MAX_BUFFERED_BYTES).outputCapBytes())
+                    .isEqualTo(HostCeilings.MAX_BUFFERED_BYTES);
             assertThatThrownBy(() -> ExecOptions.in("/w", TIMEOUT).withOutputCap(0))
                     .isInstanceOf(IllegalArgumentException.class);
             assertThat(ExecOptions.in("/w", TIMEOUT).withOutputCap(1).outputCapBytes()).isEqualTo(1);

@@ -211,7 +211,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
             }
             return EgressLink.start(directory.resolve(EgressLink.HOST_DIRECTORY), allowed, egressSettings, name);
         }));
-        return new BubblewrapSandbox(this, id, directory, GuestPaths.parent(workDir), egress);
+        return new BubblewrapSandbox(this, id, directory, GuestPaths.parent(workDir), egress, spec);
     }
 
     @Override

@@ -8,6 +8,7 @@ import java.util.Optional;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.WorkspaceFiles;
 
 /**
@@ -22,9 +23,9 @@ final class BubblewrapSandbox extends LocalSandbox {
     private final Optional<EgressLink> egress;
 
     BubblewrapSandbox(BubblewrapBackend backend, String id, Path directory, String mountPoint,
-            Optional<EgressLink> egress) {
+            Optional<EgressLink> egress, SandboxSpec spec) {
         super(backend.name(), backend.sandboxes(), id, directory,
-                new WorkspaceFiles(directory.resolve(LocalStore.WORKSPACE), mountPoint, backend.name()));
+                new WorkspaceFiles(directory.resolve(LocalStore.WORKSPACE), mountPoint, backend.name()), spec);
         this.backend = backend;
         this.mountPoint = mountPoint;
         this.egress = egress;

@@ -14,6 +14,8 @@ import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.WorkspaceFiles;
 
 /**
@@ -28,14 +30,20 @@ abstract class LocalSandbox implements Sandbox {
     private final String id;
     private final Path directory;
     private final WorkspaceFiles files;
+    /** The spec's caps: every write and read through this handle is held to them before a byte moves. */
+    private final TransferLimits filesIn;
+    private final TransferLimits filesOut;
     private volatile Instant leaseUntil;
 
-    LocalSandbox(String backendName, LocalSandboxes sandboxes, String id, Path directory, WorkspaceFiles files) {
+    LocalSandbox(String backendName, LocalSandboxes sandboxes, String id, Path directory, WorkspaceFiles files,
+            SandboxSpec spec) {
         this.backendName = backendName;
         this.sandboxes = sandboxes;
         this.id = id;
         this.directory = directory;
         this.files = files;
+        this.filesIn = spec.filesIn();
+        this.filesOut = spec.filesOut();
         this.leaseUntil = Instant.now().plus(sandboxes.lease());
     }
 
@@ -59,6 +67,10 @@ abstract class LocalSandbox implements Sandbox {
     @Override
     public final void writeFile(String path, byte[] content, String workingDirectory) {
         requireLive();
+        if (content == null) {
+            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
+        }
+        filesIn.refuseOversizeWrite(content.length, path);
         files.writeFile(path, content, workingDirectory);
     }
 
@@ -71,7 +83,7 @@ abstract class LocalSandbox implements Sandbox {
     @Override
     public final byte[] readFile(String path, String workingDirectory, long maxBytes) {
         requireLive();
-        return files.readFile(path, workingDirectory, maxBytes);
+        return files.readFile(path, workingDirectory, filesOut.readCap(maxBytes));
     }
 
     @Override

@@ -148,7 +148,7 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
         try {
             Files.createDirectories(directory.resolve(TMP));
             Path workspace = directory.resolve(LocalStore.WORKSPACE).toRealPath(LinkOption.NOFOLLOW_LINKS);
-            return new ProcessSandbox(this, id, directory, workspace, workspace.resolve(workDirName).toString());
+            return new ProcessSandbox(this, id, directory, workspace, workspace.resolve(workDirName).toString(), spec);
         } catch (IOException e) {
             throw new SandboxException("backend '" + name + "' could not prepare the sandbox under " + directory
                     + ": " + ErrorDetail.of(e), e);

@@ -45,6 +45,8 @@ final class ProcessRun {
     private final OutputBudget budget;
     private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
     private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    /** Why a reader stopped before its stream ended (it could not hold what came): the call then fails. */
+    private volatile Throwable readerFailure;
 
     private ProcessRun(Process process, TreeKill treeKill, ExecOptions options, String description,
             String backendName) {
@@ -85,12 +87,18 @@ final class ProcessRun {
                 if (budget.exceeded()) {
                     throw outputLimitExceeded();
                 }
+                if (readerFailure != null) {
+                    throw readerFailed();
+                }
                 throw new SandboxTimeoutException("the command " + GuestText.quote(description) + " ran past its "
                         + "timeout of " + options.timeout().toMillis() + " ms and was killed with every process it "
                         + "started: raise the timeout, or make the command finish sooner");
             }
             if (budget.exceeded()) {
                 throw outputLimitExceeded();
+            }
+            if (readerFailure != null) {
+                throw readerFailed();
             }
             return new ExecResult(snapshot(stdout), snapshot(stderr), process.exitValue(),
                     Duration.ofNanos(System.nanoTime() - startNanos));
@@ -106,6 +114,14 @@ final class ProcessRun {
         return new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(description) + " wrote more than its "
                 + "output cap of " + options.outputCapBytes() + " bytes (stdout and stderr together) and was killed: "
                 + "raise the cap with ExecOptions.withOutputCap, or write large results to a file and read that");
+    }
+
+    /** A reader that could not keep what came never lets a result through as if it were whole. */
+    private SandboxExecOutputLimitExceeded readerFailed() {
+        return new SandboxExecOutputLimitExceeded("the host could not hold the output of " + GuestText.quote(description)
+                + " (" + ErrorDetail.of(readerFailure) + ") and killed the command; nothing of its output is returned: "
+                + "lower the output cap, give this JVM more heap, or write large results to a file and read that",
+                readerFailure);
     }
 
     private void killTree() {
@@ -150,6 +166,10 @@ final class ProcessRun {
         } catch (IOException e) {
             // The process was killed under the reader; what was read is kept.
             LOG.log(System.Logger.Level.DEBUG, () -> which + " closed: " + ErrorDetail.of(e));
+        } catch (OutOfMemoryError | RuntimeException e) {
+            // Keeping more was impossible: stop the command rather than let it run on unread (or die of SIGPIPE).
+            readerFailure = e;
+            treeKill.kill(process);
         }
     }
 

@@ -11,6 +11,7 @@ import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.WorkspaceFiles;
 
 /**
@@ -24,9 +25,10 @@ final class ProcessSandbox extends LocalSandbox {
     private final Path workspace;
     private final String workDir;
 
-    ProcessSandbox(ProcessBackend backend, String id, Path directory, Path workspace, String workDir) {
+    ProcessSandbox(ProcessBackend backend, String id, Path directory, Path workspace, String workDir,
+            SandboxSpec spec) {
         super(backend.name(), backend.sandboxes(), id, directory,
-                new WorkspaceFiles(workspace, workspace.toString(), backend.name()));
+                new WorkspaceFiles(workspace, workspace.toString(), backend.name()), spec);
         this.backend = backend;
         this.workspace = workspace;
         this.workDir = workDir;
