@@ -21,6 +21,7 @@ import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -70,9 +71,15 @@ import java.util.UUID;
  * (the guest, another JVM) creates the same missing directory at the same instant as this host,
  * one of the two empty directories wins; a process already holding the loser open writes into an
  * unlinked directory. Creations in this JVM are serialised, so two host writers never collide.
- * (2) Java has no non-blocking open, so a guest that swaps a FIFO in between the no-follow stat and
- * the open can block the calling host thread until something opens the FIFO's other end; it can
- * never redirect I/O outside the workspace. (3) The temporary file and the staging directory are
+ * (2) Java has no non-blocking open, so a FIFO swapped in between the no-follow stat and the open
+ * could block the thread opening it until something opened the FIFO's other end. A backend whose
+ * guests cannot make FIFOs says so ({@link Fifos#CANNOT_EXIST}: bubblewrap's seccomp filter); for
+ * any other, files are opened for reading <em>and writing</em> where this host user may (such an
+ * open of a FIFO returns at once, and is then refused), a directory is first tried the same way
+ * (a FIFO opens, a directory says "is a directory"), and every call runs under a deadline
+ * ({@link HostCalls}): a call the remaining window still catches fails with a typed timeout, never
+ * hangs its caller, and a sandbox cannot tie up more than {@link HostCalls#MAX_STUCK} host threads.
+ * It can never redirect I/O outside the workspace. (3) The temporary file and the staging directory are
  * briefly visible to the guest under {@code .sandbox4j-} names; a guest that tampers with them can
  * only make the call fail, and a failed call removes what it left.
  */
@@ -80,6 +87,16 @@ public final class WorkspaceFiles {
 
     /** How deep a recursive removal descends; each level holds an open directory handle. */
     public static final int MAX_REMOVAL_DEPTH = 256;
+    /** How long one host call on a workspace may take before it is abandoned with a typed timeout. */
+    public static final Duration CALL_DEADLINE = Duration.ofSeconds(10);
+
+    /** Whether the guest can make FIFOs in its workspace, whose opens would block. */
+    public enum Fifos {
+        /** The backend forbids them (bubblewrap's seccomp filter): every open is a plain no-follow open. */
+        CANNOT_EXIST,
+        /** The guest may make them: opens are made so that a FIFO cannot block them (see the class notes). */
+        MAY_EXIST
+    }
 
     private static final String WORKING_DIRECTORY_ITSELF = ".";
     private static final int CHUNK_BYTES = 8192;
@@ -93,20 +110,30 @@ public final class WorkspaceFiles {
     private static final Set<OpenOption> TEMPORARY_FILE_OPTIONS =
             Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
     private static final Set<OpenOption> READ_OPTIONS = Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+    private static final Set<OpenOption> READ_WRITE_OPTIONS = Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS);
     /** Serialises directory creation in this JVM: renameat would otherwise let one writer replace another's. */
     private static final Object DIRECTORY_CREATION = new Object();
 
     private final Path workspace;
     private final String mountPoint;
     private final String backendName;
+    private final Fifos fifos;
+    private final HostCalls calls;
+
+    /** As {@link #WorkspaceFiles(Path, String, String, Fifos)} for a guest that may make FIFOs. */
+    public WorkspaceFiles(Path workspace, String mountPoint, String backendName) {
+        this(workspace, mountPoint, backendName, Fifos.MAY_EXIST);
+    }
 
     /**
      * @param workspace   the host directory the guest sees at {@code mountPoint}; the path itself is
      *                    host configuration and trusted, nothing below it is
      * @param mountPoint  the absolute guest path where the workspace is bound (e.g. {@code /sandbox4j})
      * @param backendName for messages
+     * @param fifos       whether the guest can make FIFOs there
      */
-    public WorkspaceFiles(Path workspace, String mountPoint, String backendName) {
+    public WorkspaceFiles(Path workspace, String mountPoint, String backendName, Fifos fifos) {
         this.workspace = Objects.requireNonNull(workspace, "workspace").toAbsolutePath();
         Objects.requireNonNull(mountPoint, "mountPoint");
         if (!mountPoint.startsWith("/") || mountPoint.indexOf('\\') >= 0 || mountPoint.indexOf('\0') >= 0) {
@@ -115,6 +142,8 @@ public final class WorkspaceFiles {
         }
         this.mountPoint = GuestPaths.normalize(mountPoint);
         this.backendName = Objects.requireNonNull(backendName, "backendName");
+        this.fifos = Objects.requireNonNull(fifos, "fifos");
+        this.calls = new HostCalls(backendName, CALL_DEADLINE);
     }
 
     // ---------------------------------------------------------------- the five methods
@@ -198,7 +227,7 @@ public final class WorkspaceFiles {
                 }
                 SeekableByteChannel channel;
                 try {
-                    channel = parent.newByteChannel(leaf, READ_OPTIONS);
+                    channel = openForReading(parent, leaf, path);
                 } catch (IOException e) {
                     // Swapped since the stat: say what is there now.
                     refuseUnlessRegular(attributes(parent, leaf).orElseThrow(() -> notFound(path, workingDirectory)),
@@ -369,6 +398,10 @@ public final class WorkspaceFiles {
 
     /** Opens the workspace once for this call, runs {@code body}, and translates what the host said. */
     private <T> T withWorkspace(String path, String action, WorkspaceCall<T> body) {
+        return calls.run(action + " " + GuestText.quote(path), () -> withWorkspaceNow(path, action, body));
+    }
+
+    private <T> T withWorkspaceNow(String path, String action, WorkspaceCall<T> body) {
         try (SecureDirectoryStream<Path> root = openWorkspace()) {
             return body.run(root);
         } catch (ClosedByInterruptException interrupted) {
@@ -413,6 +446,37 @@ public final class WorkspaceFiles {
     }
 
     /**
+     * Opens {@code leaf} for reading without following a link. Where the guest may make FIFOs, it
+     * is opened for reading and writing where this user may: such an open of a FIFO returns at once
+     * (a plain read-only open would wait for a writer), and the seek it cannot do refuses it. The
+     * file is never written through this channel.
+     */
+    private SeekableByteChannel openForReading(SecureDirectoryStream<Path> parent, Path leaf, String path)
+            throws IOException {
+        if (fifos == Fifos.CANNOT_EXIST) {
+            return parent.newByteChannel(leaf, READ_OPTIONS);
+        }
+        SeekableByteChannel channel;
+        try {
+            channel = parent.newByteChannel(leaf, READ_WRITE_OPTIONS);
+        } catch (FileSystemException notWritable) {
+            if (notWritable instanceof java.nio.file.AccessDeniedException || reasonIs(notWritable, "Text file busy")) {
+                // Not writable to this user, or a program the guest runs: a regular file an instant ago.
+                return parent.newByteChannel(leaf, READ_OPTIONS);
+            }
+            throw notWritable;
+        }
+        try {
+            channel.position();
+            return channel;
+        } catch (IOException unseekable) {
+            channel.close();
+            throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (a FIFO, socket or "
+                    + "device); only regular files are read");
+        }
+    }
+
+    /**
      * Opens the directory {@code segment} of {@code parent} with {@code O_NOFOLLOW}.
      *
      * @return empty when nothing is there
@@ -427,6 +491,9 @@ public final class WorkspaceFiles {
             return Optional.empty();
         }
         refuseUnlessDirectory(existing.get(), guestDirectory);
+        if (fifos == Fifos.MAY_EXIST) {
+            refuseAFifoInPlaceOfADirectory(parent, child, guestDirectory);
+        }
         try {
             return Optional.of(parent.newDirectoryStream(child, LinkOption.NOFOLLOW_LINKS));
         } catch (IOException e) {
@@ -437,6 +504,20 @@ public final class WorkspaceFiles {
             }
             refuseUnlessDirectory(now.get(), guestDirectory);
             throw e;
+        }
+    }
+
+    /**
+     * A directory open waits forever on a FIFO swapped in for the directory: first try the name as
+     * a file for reading and writing, which a FIFO answers at once and a directory refuses ("is a
+     * directory"). What is left is the instant between this and the directory's own open.
+     */
+    private static void refuseAFifoInPlaceOfADirectory(SecureDirectoryStream<Path> parent, Path child,
+            String guestDirectory) throws IOException {
+        try (SeekableByteChannel opened = parent.newByteChannel(child, READ_WRITE_OPTIONS)) {
+            throw new SandboxNotADirectory(GuestText.quote(guestDirectory) + " is not a directory");
+        } catch (FileSystemException answered) {
+            // "Is a directory" is the answer hoped for; a refusal of write access leaves the plain open to decide.
         }
     }
 

@@ -44,6 +44,7 @@ import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxInventory;
@@ -268,7 +269,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             }));
             String containerId = ensureContainer(identity, reference, resolvedImage, workArea, egressDirectory);
             DockerSandbox sandbox = new DockerSandbox(this, engine, containerId, identity.name(), workArea,
-                    egressDirectory.map(ignored -> GUEST_EGRESS_DIRECTORY + "/" + EgressSocket.SOCKET_NAME));
+                    egressDirectory.map(ignored -> GUEST_EGRESS_DIRECTORY + "/" + EgressSocket.SOCKET_NAME), spec);
             if (policy.isPresent()) {
                 checkBridge(resolvedImage, sandbox);
             }
@@ -785,9 +786,29 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                 + ErrorText.bounded(Engine.detail(failure)), failure);
     }
 
-    SandboxException containerGone(String containerName) {
-        return new SandboxException("backend '" + name + "': container " + containerName + " is gone (disposed of, by "
+    SandboxDisposed containerGone(String containerName) {
+        return new SandboxDisposed("backend '" + name + "': container " + containerName + " is gone (disposed of, by "
                 + "this or another process, or retired after a command could not be killed); acquire the sandbox again");
+    }
+
+    /** The exec in flight on a container that was disposed of meanwhile: never reported as the command's own exit. */
+    SandboxDisposed disposedDuring(String containerName, Throwable cause) {
+        return new SandboxDisposed("backend '" + name + "': container " + containerName + " was disposed of while the "
+                + "command ran (by this or another process); the command was stopped with everything it started: "
+                + "acquire the sandbox again", cause);
+    }
+
+    /** Whether the container no longer exists, or is being removed. */
+    boolean isGone(String containerId) {
+        try {
+            var state = engine.control().inspectContainerCmd(containerId).exec().getState();
+            return Boolean.TRUE.equals(state.getDead()) || "removing".equals(state.getStatus());
+        } catch (RuntimeException failure) {
+            if (Engine.isNotFound(failure)) {
+                return true;
+            }
+            throw engineFailure("inspect a container", failure);
+        }
     }
 
     Tar.Writer tarWriter() {

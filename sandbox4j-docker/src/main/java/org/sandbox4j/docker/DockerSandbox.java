@@ -28,6 +28,8 @@ import org.sandbox4j.core.Json;
 import org.sandbox4j.core.NoFollowStat;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
@@ -37,7 +39,9 @@ import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxNotARegularFile;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.egress.GuestBridge;
 
 /**
@@ -57,12 +61,13 @@ final class DockerSandbox implements Sandbox {
     /** How long to wait for the engine to record an ended exec's exit code. */
     private static final Duration EXIT_CODE_WAIT = Duration.ofSeconds(5);
     private static final long EXIT_CODE_POLL_MILLIS = 10;
+    /** An exit code at or above this is 128 + the signal that killed the command. */
+    private static final int SIGNALLED = 128;
     /** How often a long exec checks that its container still runs. */
     static final Duration LIVENESS_POLL = Duration.ofSeconds(2);
     /** Output kept from internal commands (kill, rm): enough for a message. */
     private static final long INTERNAL_OUTPUT_CAP = 64 * 1024;
     /** The largest byte array a JVM allocates. */
-    private static final long MAX_ARRAY_BYTES = Integer.MAX_VALUE - 8;
     private static final int FILE_MODE = 0644;
     private static final int DIRECTORY_MODE = 0755;
     private static final int STDIN_MODE = 0600;
@@ -79,15 +84,20 @@ final class DockerSandbox implements Sandbox {
     private final String containerName;
     private final String workArea;
     private final Optional<String> guestSocket;
+    /** The spec's caps: every write and read is held to them before a byte moves. */
+    private final TransferLimits filesIn;
+    private final TransferLimits filesOut;
 
     DockerSandbox(DockerBackend backend, Engine engine, String containerId, String containerName, String workArea,
-            Optional<String> guestSocket) {
+            Optional<String> guestSocket, SandboxSpec spec) {
         this.backend = backend;
         this.engine = engine;
         this.containerId = containerId;
         this.containerName = containerName;
         this.workArea = workArea;
         this.guestSocket = guestSocket;
+        this.filesIn = spec.filesIn();
+        this.filesOut = spec.filesOut();
     }
 
     DockerBackend backend() {
@@ -111,6 +121,24 @@ final class DockerSandbox implements Sandbox {
 
     @Override
     public ExecResult exec(Command command, ExecOptions options) {
+        try {
+            ExecResult result = execOnce(command, options);
+            // A kill's exit code (128 + signal) on a container disposed of meanwhile is not the command's word.
+            if (result.exitCode() >= SIGNALLED && backend.isGone(containerId)) {
+                throw backend.disposedDuring(containerName, null);
+            }
+            return result;
+        } catch (SandboxDisposed | SandboxInterrupted passOn) {
+            throw passOn;
+        } catch (SandboxException failed) {
+            if (backend.isGone(containerId)) {
+                throw backend.disposedDuring(containerName, failed);
+            }
+            throw failed;
+        }
+    }
+
+    private ExecResult execOnce(Command command, ExecOptions options) {
         long started = System.nanoTime();
         long deadline = started + options.timeout().toNanos();
         String token = HexFormat.of().formatHex(randomBytes());
@@ -304,6 +332,10 @@ final class DockerSandbox implements Sandbox {
 
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
+        if (content == null) {
+            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
+        }
+        filesIn.refuseOversizeWrite(content.length, path);
         NoFollowStat stat = memoized();
         String confined = GuestPaths.confineWritePath(stat, path, workingDirectory);
         // The deepest directory that exists receives one archive holding the missing parents and the file.
@@ -343,6 +375,10 @@ final class DockerSandbox implements Sandbox {
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        if (maxBytes < 0) {
+            throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
+        }
+        long cap = Math.min(filesOut.readCap(maxBytes), HostCeilings.MAX_BUFFERED_BYTES);
         String confined = GuestPaths.refuseSymlinkedParents(memoized(), path, workingDirectory, false);
         try (Engine.ArchiveResponse response = archive(confined, "read " + GuestText.quote(path))) {
             if (response == null) {
@@ -354,9 +390,10 @@ final class DockerSandbox implements Sandbox {
             Tar.Header header = Tar.firstHeader(response.body()).orElseThrow(() -> new SandboxFileException(
                     "backend '" + backend.name() + "': the engine sent an empty archive for " + GuestText.quote(path)));
             refuseUnreadable(header.kind(), path);
-            if (header.size() > maxBytes || header.size() > MAX_ARRAY_BYTES) {
+            if (header.size() > cap) {
                 throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + header.size()
-                        + " bytes, more than the " + maxBytes + " allowed; it was not read");
+                        + " bytes, more than the " + cap + " this read allows; it was not read (a read is refused "
+                        + "whole, never truncated)");
             }
             byte[] content = response.body().readNBytes((int) header.size());
             if (content.length != header.size()) {

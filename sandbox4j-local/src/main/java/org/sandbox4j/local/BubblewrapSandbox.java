@@ -25,7 +25,9 @@ final class BubblewrapSandbox extends LocalSandbox {
     BubblewrapSandbox(BubblewrapBackend backend, String id, Path directory, String mountPoint,
             Optional<EgressLink> egress, SandboxSpec spec) {
         super(backend.name(), backend.sandboxes(), id, directory,
-                new WorkspaceFiles(directory.resolve(LocalStore.WORKSPACE), mountPoint, backend.name()), spec);
+                new WorkspaceFiles(directory.resolve(LocalStore.WORKSPACE), mountPoint, backend.name(),
+                        NoFifoFilter.coversThisHost() ? WorkspaceFiles.Fifos.CANNOT_EXIST : WorkspaceFiles.Fifos.MAY_EXIST),
+                spec);
         this.backend = backend;
         this.mountPoint = mountPoint;
         this.egress = egress;
@@ -71,6 +73,11 @@ final class BubblewrapSandbox extends LocalSandbox {
 
     Optional<Path> egressAuditLog() {
         return egress.map(link -> directory().resolve(EgressLink.AUDIT_FILE));
+    }
+
+    @Override
+    boolean guestSeesHostPaths() {
+        return false;
     }
 
     @Override

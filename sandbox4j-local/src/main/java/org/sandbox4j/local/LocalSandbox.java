@@ -116,7 +116,7 @@ abstract class LocalSandbox implements Sandbox {
             if (retired()) {
                 throw disposedDuring(description, null);
             }
-            return result;
+            return guestSeesHostPaths() ? result : withoutHostPaths(result);
         } catch (SandboxDisposed | SandboxInterrupted passOn) {
             throw passOn;
         } catch (SandboxException failed) {
@@ -126,6 +126,44 @@ abstract class LocalSandbox implements Sandbox {
             throw failed;
         }
     }
+
+    /**
+     * The result with this host's state directory kept out of its stderr: only a launcher failing
+     * (bwrap naming a bind source) could print it, and where sandboxes live is the host's business.
+     */
+    private ExecResult withoutHostPaths(ExecResult result) {
+        byte[] hostPath = directory.getParent().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] stderr = result.stderr();
+        if (indexOf(stderr, hostPath, 0) < 0) {
+            return result;
+        }
+        byte[] hidden = "<sandbox4j state>".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(stderr.length);
+        int from = 0;
+        for (int at = indexOf(stderr, hostPath, 0); at >= 0; at = indexOf(stderr, hostPath, from)) {
+            out.write(stderr, from, at - from);
+            out.write(hidden, 0, hidden.length);
+            from = at + hostPath.length;
+        }
+        out.write(stderr, from, stderr.length - from);
+        return new ExecResult(result.stdout(), out.toByteArray(), result.exitCode(), result.elapsed());
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle, int from) {
+        outer:
+        for (int i = from; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    /** Whether the guest's own paths are host paths (an os_process guest): then its stderr is left as it is. */
+    abstract boolean guestSeesHostPaths();
 
     private boolean retired() {
         return !Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS);

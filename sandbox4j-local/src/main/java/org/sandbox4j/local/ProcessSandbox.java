@@ -70,6 +70,11 @@ final class ProcessSandbox extends LocalSandbox {
     }
 
     @Override
+    boolean guestSeesHostPaths() {
+        return true;
+    }
+
+    @Override
     public String toString() {
         return "ProcessSandbox[" + id() + " at " + workDir + "]";
     }

@@ -45,7 +45,7 @@ final class ResourceLimiter {
     static final String JOIN_GROUPS = String.join("\n",
             "n=$1; shift",
             "while [ \"$n\" -gt 0 ]; do",
-            "  printf '%s\\n' \"$$\" > \"$1\" || { echo \"sandbox4j: cannot join the control group $1\" >&2; exit 125; }",
+            "  printf '%s\\n' \"$$\" > \"$1\" || { echo \"sandbox4j: cannot join the sandbox's control group\" >&2; exit 125; }",
             "  shift; n=$((n-1))",
             "done",
             "exec \"$@\"");

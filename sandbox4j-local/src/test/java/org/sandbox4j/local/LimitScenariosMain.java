@@ -87,6 +87,15 @@ public final class LimitScenariosMain {
         try (BubblewrapBackend probe = BubblewrapBackend.builder().stateRoot(stateRoot.resolve("probe")).build()) {
             lines.add("LIMITS " + probe.limitMechanism());
         }
+        if (scenario.equals("crashed-owner")) {
+            try {
+                lines.add("PASS bubblewrap crashed-owner: " + crashedOwner(stateRoot.resolve("crash")));
+            } catch (Exception | AssertionError e) {
+                failed = true;
+                lines.add("FAIL bubblewrap crashed-owner: " + e.toString().replace('\n', ' '));
+            }
+            targets = List.of();
+        }
         for (Target target : targets) {
             String name = "?";
             try {
@@ -163,6 +172,22 @@ public final class LimitScenariosMain {
             backend.dispose(greedyKey);
             backend.dispose(otherKey);
         }
+    }
+
+    /**
+     * A JVM of this user holding {@value CrashedOwner#SANDBOXES} sandboxes with commands running
+     * is killed with SIGKILL; a backend started afterwards leaves nothing of it within
+     * {@link CrashedOwner#RECOVERY_BOUND}.
+     */
+    private static String crashedOwner(Path stateRoot) throws Exception {
+        java.nio.file.Files.createDirectories(stateRoot);
+        Process owner = CrashedOwner.start(stateRoot, "default");
+        CrashedOwner.killHard(owner);
+        CrashedOwner.Recovery recovery = CrashedOwner.recover(stateRoot, BubblewrapBackend.builder());
+        require(recovery.before().processes().size() >= CrashedOwner.SANDBOXES, "positive control: the killed "
+                + "owner's commands were running: " + recovery.before());
+        require(recovery.after().isEmpty(), "left " + recovery.after() + " after " + recovery.took());
+        return "the killed owner left " + recovery.before() + "; " + recovery.took().toMillis() + " ms later, nothing";
     }
 
     /** {@value #CROWD} sleeps of this user, each ending on its own within minutes; their pids. */

@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 final class UnprivilegedJvm implements AutoCloseable {
 
     /** Fresh uids come from here: far above login accounts and the usual subordinate ranges. */
-    private static final long UID_FROM = 1_600_000_000L;
+    private static final long UID_FROM = 1_700_000_000L;
     private static final long UID_SPAN = 400_000_000L;
     private static final Path PROC = Path.of("/proc");
 

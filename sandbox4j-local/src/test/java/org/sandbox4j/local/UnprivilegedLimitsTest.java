@@ -58,6 +58,14 @@ class UnprivilegedLimitsTest {
         assertThat(run.exitCode()).as(run.printed()).isZero();
     }
 
+    @Test
+    void afterAKilledOwnerOfFiveRunningSandboxesTheNextBackendLeavesNothingWithinFiveSeconds() throws Exception {
+        UnprivilegedJvm.Outcome run = scenario("crashed-owner");
+
+        assertThat(run.printed()).containsPattern("(?m)^PASS bubblewrap crashed-owner: ");
+        assertThat(run.exitCode()).as(run.printed()).isZero();
+    }
+
     private UnprivilegedJvm.Outcome scenario(String name) throws Exception {
         UnprivilegedJvm.Outcome run = jvm.run(LimitScenariosMain.class, List.of(name,
                 jvm.home().resolve(name).toString()), CHILD_BOUND);

@@ -11,7 +11,7 @@ public final class Suites {
     /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
     public static List<Suite> all() {
         return List.of(filesIn(), filesOut(), filesList(), filesDelete(), lifecycle(), reclaim(), isolation(),
-                egressClosed(), egressAllowlist(), exec());
+                egressClosed(), egressAllowlist(), exec(), hostile());
     }
 
     /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
@@ -47,6 +47,11 @@ public final class Suites {
     /** The per-call reclaim helper's guards, quoting and refusal reporting, against a real guest. */
     public static Suite reclaim() {
         return ReclaimSuite.suite();
+    }
+
+    /** A guest attacking the host while the host works: disposal, FIFOs, huge directories, oversize transfers. */
+    public static Suite hostile() {
+        return HostileSuite.suite();
     }
 
     /** The container rung's boundary, checked from inside the guest. */

@@ -1,0 +1,359 @@
+package org.sandbox4j.testkit.tck;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.opentest4j.TestAbortedException;
+import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxDisposed;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.core.TransferLimits;
+
+/**
+ * HOSTILE: a guest that attacks the host while the host works. Every probe here comes from a
+ * finding against a real backend (issue 17): a disposal that followed a link the still-running
+ * guest swapped in and deleted host files outside the workspace; host file calls blocked forever
+ * on a FIFO swapped in for a file; a listing of a directory with hundreds of thousands of entries
+ * exhausting the host's heap; transfers past the spec's caps accepted; a tree too deep for any
+ * path left behind. Nothing here may touch the host: the decoy a guest points at lives in a fresh
+ * host temp directory, and every wait is bounded.
+ */
+public final class HostileSuite {
+
+    /** The suite's stable name. */
+    public static final String NAME = "HOSTILE";
+
+    /** The per-file cap of the suite's spec, both ways: small, so oversize transfers cost nothing. */
+    public static final long FILE_CAP = 64 * 1024;
+    /** Files in the decoy directory a swapping guest points its links at. */
+    static final int DECOY_FILES = 50;
+    /** Levels of the deep tree: deeper than any path can name (PATH_MAX is 4096 bytes). */
+    static final int DEEP_LEVELS = 2500;
+    /** How long the FIFO probe keeps calling while the guest swaps. */
+    private static final Duration SWAPPING = Duration.ofSeconds(3);
+    /** A host call that takes longer than this is blocked, not slow. */
+    private static final Duration CALL_BOUND = Duration.ofSeconds(20);
+    /** How long a disposed exec may take to end. */
+    private static final Duration ENDING_BOUND = Duration.ofSeconds(60);
+    private static final byte[] KEPT = "a decoy file: a disposal must never reach it\n".getBytes(StandardCharsets.UTF_8);
+
+    private HostileSuite() {
+    }
+
+    public static Suite suite() {
+        return Suite.builder(NAME)
+                .gate(Capability.EXEC, Capability.FILES_IN)
+                .shape((spec, target) -> spec.filesIn(new TransferLimits(FILE_CAP, 4 * FILE_CAP, 8))
+                        .filesOut(new TransferLimits(FILE_CAP, 4 * FILE_CAP, 8)))
+                .probe(Probe.of("an-oversize-write-is-refused-whole",
+                        "a write larger than the spec's files_in per-file cap must be refused before any byte moves, "
+                                + "and one exactly at the cap must land; otherwise a caller fills the host's disk "
+                                + "whatever the spec says",
+                        HostileSuite::anOversizeWriteIsRefusedWhole))
+                .probe(Probe.of("an-oversize-read-is-refused-whatever-the-caller-allows",
+                        "a read of a file larger than the spec's files_out per-file cap must be refused whole even "
+                                + "when the caller's maxBytes is Long.MAX_VALUE; otherwise a guest's big file "
+                                + "exhausts the host's heap",
+                        Set.of(Capability.FILES_OUT),
+                        HostileSuite::anOversizeReadIsRefusedWhateverTheCallerAllows))
+                .probe(Probe.of("a-huge-directory-is-refused-whole",
+                        "listing a directory with more entries than one listing may hold (HostCeilings) must be "
+                                + "refused whole with SandboxTransferCapExceeded; otherwise a guest exhausts the "
+                                + "host's heap with empty files",
+                        Set.of(Capability.FILES_LIST),
+                        HostileSuite::aHugeDirectoryIsRefusedWhole))
+                .probe(Probe.of("a-fifo-swapped-in-never-blocks-the-host",
+                        "while the guest swaps a FIFO in for a file and a directory, every host stat, read, list "
+                                + "and write of those names must return (a result or a typed refusal) within "
+                                + CALL_BOUND.toSeconds() + " s; otherwise a guest hangs host threads for good",
+                        Set.of(Capability.FILES_OUT, Capability.FILES_LIST),
+                        HostileSuite::aFifoSwappedInNeverBlocksTheHost))
+                .probe(Probe.of("a-disposal-during-an-exec-stops-it-and-follows-no-link",
+                        "disposing of a sandbox whose guest keeps swapping a directory for a link to a host decoy "
+                                + "must stop the guest, end the exec with SandboxDisposed (not an exit code), leave "
+                                + "every decoy file and its mode alone, and leave nothing for a re-acquire",
+                        HostileSuite::aDisposalDuringAnExecStopsItAndFollowsNoLink))
+                .probe(Probe.of("a-tree-deeper-than-any-path-is-disposed-of",
+                        "a sandbox holding a directory chain " + DEEP_LEVELS + " levels deep must be disposed of "
+                                + "whole: a re-acquire starts empty; otherwise path-based clean-up leaves it behind",
+                        HostileSuite::aTreeDeeperThanAnyPathIsDisposedOf))
+                .build();
+    }
+
+    private static void anOversizeWriteIsRefusedWhole(ProbeContext context) {
+        String over = context.paths().in("over-the-cap.bin");
+        String at = context.paths().in("at-the-cap.bin");
+        Check.refusedWith(SandboxTransferCapExceeded.class, "a write of the cap plus one byte",
+                () -> context.sandbox().writeFile(over, new byte[(int) FILE_CAP + 1], context.workingDirectory()));
+        Check.that(!context.guest().exists(over), "the refused write left a file at " + over);
+        context.sandbox().writeFile(at, new byte[(int) FILE_CAP], context.workingDirectory());
+        Check.that(context.guest().isRegularFile(at), "positive control: a write of exactly the cap landed nothing");
+    }
+
+    private static void anOversizeReadIsRefusedWhateverTheCallerAllows(ProbeContext context) {
+        String over = context.paths().in("guest-made-over.bin");
+        String at = context.paths().in("guest-made-at.bin");
+        ExecResult made = context.shell("head -c \"$1\" /dev/zero > \"$3\" && head -c \"$2\" /dev/zero > \"$4\"",
+                Long.toString(FILE_CAP + 1), Long.toString(FILE_CAP), over, at);
+        Check.that(made.exitCode() == 0, "positive control: the guest could not make its files: " + made.stderrText());
+        Check.refusedWith(SandboxTransferCapExceeded.class, "a read of the cap plus one byte with maxBytes "
+                + "Long.MAX_VALUE", () -> context.sandbox().readFile(over, context.workingDirectory(), Long.MAX_VALUE));
+        byte[] whole = context.sandbox().readFile(at, context.workingDirectory(), Long.MAX_VALUE);
+        Check.equal((long) FILE_CAP, (long) whole.length, "the length of a file of exactly the cap, read whole");
+    }
+
+    private static void aHugeDirectoryIsRefusedWhole(ProbeContext context) {
+        String huge = context.paths().in("huge");
+        String small = context.paths().in("small");
+        int entries = HostCeilings.MAX_LISTED_ENTRIES + 1;
+        ExecResult made = context.shell("mkdir -p \"$1\" \"$3\" && cd \"$1\" && i=0; while [ \"$i\" -lt \"$2\" ]; do "
+                + ": > \"$i\"; i=$((i+1)); done; : > \"$3/a\"; : > \"$3/b\"", huge, Integer.toString(entries), small);
+        Check.that(made.exitCode() == 0, "positive control: the guest could not make " + entries + " entries: "
+                + made.stderrText());
+        Check.refusedWith(SandboxTransferCapExceeded.class, "a listing of " + entries + " entries",
+                () -> context.sandbox().listDir(huge, context.workingDirectory()));
+        Check.equal(2, context.sandbox().listDir(small, context.workingDirectory()).size(),
+                "positive control: the entries of a two-entry directory");
+        context.shell("rm -rf \"$1\"", huge);
+    }
+
+    /**
+     * The guest swaps {@code swap} between a regular file, a FIFO and a directory holding a FIFO
+     * as fast as it can; the host calls every file method on those names meanwhile, each on a
+     * worker bounded by {@link #CALL_BOUND}. A guest that cannot make a FIFO at all (the backend
+     * forbids it) still swaps files and directories, and the probe still runs.
+     */
+    private static void aFifoSwappedInNeverBlocksTheHost(ProbeContext context) throws Exception {
+        requireIsolation(context, "an os_process guest is the host's own user: it can block or signal this JVM "
+                + "directly, so host file calls cannot be defended from it");
+        String swap = context.paths().in("swap");
+        String inner = context.paths().in("swap/inner");
+        String stop = context.paths().in("swap-stop");
+        String swapper = String.join("\n",
+                "cd \"$1\" || exit 1",
+                "end=$(( $(date +%s) + $2 ))",
+                "while [ ! -e swap-stop ] && [ \"$(date +%s)\" -le \"$end\" ]; do",
+                "  rm -rf swap; mkfifo swap 2>/dev/null || : > swap",
+                "  rm -rf swap; mkdir swap; mkfifo swap/inner 2>/dev/null || : > swap/inner",
+                "  rm -rf swap; printf x > swap",
+                "done");
+        CompletableFuture<ExecResult> swapping = CompletableFuture.supplyAsync(() -> context.shell(swapper,
+                context.workingDirectory(), Long.toString(SWAPPING.toSeconds() * 4 + 30)));
+        ExecutorService calls = Executors.newCachedThreadPool(daemons("hostile-call"));
+        List<String> blocked = new ArrayList<>();
+        try {
+            long end = System.nanoTime() + SWAPPING.toNanos();
+            int made = 0;
+            while (System.nanoTime() < end && blocked.isEmpty()) {
+                for (HostCall call : List.<HostCall>of(
+                        sandbox -> sandbox.stat(swap, context.workingDirectory()),
+                        sandbox -> sandbox.readFile(swap, context.workingDirectory(), FILE_CAP),
+                        sandbox -> sandbox.readFile(inner, context.workingDirectory(), FILE_CAP),
+                        sandbox -> sandbox.listDir(swap, context.workingDirectory()),
+                        sandbox -> {
+                            sandbox.writeFile(inner, KEPT, context.workingDirectory());
+                            return null;
+                        })) {
+                    Future<?> pending = calls.submit(() -> {
+                        try {
+                            return call.on(context.sandbox());
+                        } catch (SandboxException refused) {
+                            // A typed refusal (not a directory, not found, not a regular file) is an answer.
+                            return refused;
+                        }
+                    });
+                    made++;
+                    try {
+                        pending.get(CALL_BOUND.toSeconds(), TimeUnit.SECONDS);
+                    } catch (TimeoutException stuck) {
+                        blocked.add("call " + made + " did not return within " + CALL_BOUND.toSeconds() + " s");
+                        break;
+                    } catch (ExecutionException untyped) {
+                        blocked.add("call " + made + " failed with an untyped error: " + ErrorDetail.of(
+                                untyped.getCause()));
+                        break;
+                    }
+                }
+            }
+            Check.that(blocked.isEmpty(), "host file calls on names the guest swaps a FIFO in for: " + blocked);
+            Check.that(made > 5, "positive control: the probe made only " + made + " host calls");
+        } finally {
+            calls.shutdownNow();
+            try {
+                context.sandbox().writeFile(stop, KEPT, context.workingDirectory());
+            } catch (RuntimeException ignored) {
+                // The swapper also ends on its own clock.
+            }
+            try {
+                swapping.get(ENDING_BOUND.toSeconds(), TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException ignored) {
+                // Its verdict is the calls', not its own.
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface HostCall {
+        Object on(Sandbox sandbox);
+    }
+
+    /**
+     * The guest swaps {@code victim} (a directory of files) for a link to a decoy directory on the
+     * host, over and over, and never stops on its own; the host disposes of the sandbox meanwhile.
+     */
+    private static void aDisposalDuringAnExecStopsItAndFollowsNoLink(ProbeContext context) throws Exception {
+        Path decoy = decoy();
+        SandboxKey key = ProbeSandboxes.freshKey("hostile-dispose");
+        try {
+            ProbeSandboxes.Placed placed = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
+                    context.spec());
+            String swapper = String.join("\n",
+                    "cd \"$1\" || exit 1",
+                    "mkdir victim && i=0; while [ \"$i\" -lt 50 ]; do : > \"victim/f$i\"; i=$((i+1)); done",
+                    ": > swapping",
+                    "while :; do",
+                    "  mv victim aside 2>/dev/null; ln -s \"$2\" victim 2>/dev/null",
+                    "  rm -f victim 2>/dev/null; mv aside victim 2>/dev/null",
+                    "done");
+            CompletableFuture<ExecResult> running = CompletableFuture.supplyAsync(() -> placed.sandbox().exec(
+                    org.sandbox4j.core.Command.argv(List.of("sh", "-c", swapper, "swapper", placed.workingDirectory(),
+                            decoy.toString())), org.sandbox4j.core.ExecOptions.in(placed.workingDirectory(),
+                            ENDING_BOUND.multipliedBy(2))));
+            awaitGuestFile(context, placed, "swapping", running);
+
+            context.backend().dispose(key);
+
+            Throwable ended;
+            try {
+                ExecResult result = running.get(ENDING_BOUND.toSeconds(), TimeUnit.SECONDS);
+                throw new AssertionError("the exec in flight ended as if the command had said so: exit "
+                        + result.exitCode() + "; it must end with SandboxDisposed");
+            } catch (ExecutionException failed) {
+                ended = failed.getCause();
+            } catch (TimeoutException stillRunning) {
+                throw new AssertionError("the guest still ran " + ENDING_BOUND.toSeconds() + " s after its sandbox "
+                        + "was disposed of");
+            }
+            Check.that(ended instanceof SandboxDisposed, "the exec in flight ended with " + ErrorDetail.of(ended)
+                    + ", not SandboxDisposed");
+            assertDecoyIntact(decoy);
+            ProbeSandboxes.Placed again = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
+                    context.spec());
+            Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("victim"))
+                    && !context.target().guestSide(again.sandbox()).exists(again.in("aside")),
+                    "a re-acquire after the disposal still holds the disposed sandbox's files");
+        } finally {
+            ProbeSandboxes.disposeQuietly(context.backend(), key);
+            deleteDecoy(decoy);
+        }
+    }
+
+    private static void aTreeDeeperThanAnyPathIsDisposedOf(ProbeContext context) {
+        SandboxKey key = ProbeSandboxes.freshKey("hostile-deep");
+        try {
+            ProbeSandboxes.Placed placed = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
+                    context.spec());
+            ExecResult made = placed.sandbox().exec(List.of("sh", "-c", "cd \"$1\" && i=0; while [ \"$i\" -lt \"$2\" ]; "
+                    + "do mkdir d && cd d || exit 1; i=$((i+1)); done; : > bottom", "deep", placed.workingDirectory(),
+                    Integer.toString(DEEP_LEVELS)), placed.workingDirectory(), context.execTimeout());
+            Check.that(made.exitCode() == 0, "positive control: the guest could not make a tree " + DEEP_LEVELS
+                    + " levels deep: " + made.stderrText());
+
+            context.backend().dispose(key);
+
+            ProbeSandboxes.Placed again = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
+                    context.spec());
+            Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("d")),
+                    "a re-acquire after disposing of a deep tree still holds it");
+        } finally {
+            ProbeSandboxes.disposeQuietly(context.backend(), key);
+        }
+    }
+
+    private static void requireIsolation(ProbeContext context, String why) {
+        if (context.declarations().isolation().compareTo(Isolation.CONTAINER) < 0) {
+            throw new TestAbortedException("the backend declares '" + context.declarations().isolation().wire()
+                    + "': " + why);
+        }
+    }
+
+    private static void awaitGuestFile(ProbeContext context, ProbeSandboxes.Placed placed, String name,
+            CompletableFuture<ExecResult> running) throws InterruptedException {
+        long deadline = System.nanoTime() + ENDING_BOUND.toNanos();
+        GuestSide guest = context.target().guestSide(placed.sandbox());
+        while (System.nanoTime() < deadline) {
+            if (running.isDone()) {
+                throw new AssertionError("positive control: the guest's swapper ended before the disposal: "
+                        + running.handle((result, error) -> error != null ? ErrorDetail.of(error)
+                                : "exit " + result.exitCode() + ": " + result.stderrText()).join());
+            }
+            if (guest.exists(placed.in(name))) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("positive control: the guest's swapper never started");
+    }
+
+    /** A fresh host directory of {@value #DECOY_FILES} files, mode 0755, that no backend can have mounted. */
+    private static Path decoy() throws IOException {
+        Path decoy = Files.createTempDirectory("sandbox4j-tck-decoy-");
+        for (int i = 0; i < DECOY_FILES; i++) {
+            Files.write(decoy.resolve("keep-" + i), KEPT);
+        }
+        Files.setPosixFilePermissions(decoy, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return decoy;
+    }
+
+    private static void assertDecoyIntact(Path decoy) throws IOException {
+        Check.that(Files.isDirectory(decoy), "the host decoy directory " + decoy + " is gone");
+        String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(decoy));
+        Check.equal("rwxr-xr-x", mode, "the host decoy directory's mode");
+        int left = 0;
+        for (int i = 0; i < DECOY_FILES; i++) {
+            if (Files.isRegularFile(decoy.resolve("keep-" + i))) {
+                left++;
+            }
+        }
+        Check.equal(DECOY_FILES, left, "decoy files left on the host after the disposal");
+    }
+
+    private static void deleteDecoy(Path decoy) {
+        try (var files = Files.list(decoy)) {
+            for (Path file : files.toList()) {
+                Files.deleteIfExists(file);
+            }
+            Files.deleteIfExists(decoy);
+        } catch (IOException ignored) {
+            // A temp directory: the host's clean-up takes what is left.
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemons(String role) {
+        return task -> {
+            Thread thread = new Thread(task, "sandbox4j-tck-" + role);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}
