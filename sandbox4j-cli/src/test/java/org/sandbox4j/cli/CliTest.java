@@ -212,7 +212,7 @@ class CliTest {
         Map<String, Object> bubblewrap = backends.get(0);
         assertThat(bubblewrap).containsEntry("usable", true).containsEntry("rung", "container")
                 .containsEntry("meetsFloor", false);
-        assertThat((String) bubblewrap.get("limitMechanism")).isIn("CGROUP_V2", "CGROUP_V1", "RLIMIT", "RLIMIT_PER_USER",
+        assertThat((String) bubblewrap.get("limitMechanism")).isIn("CGROUP_V2", "CGROUP_V1", "RLIMIT", "RLIMIT_PER_EXEC", "RLIMIT_PER_USER",
                 "RLIMIT_DATA_ONLY");
         assertThat(bubblewrap.get("languages").toString()).contains("python");
         Map<String, Object> sbx = backends.get(2);

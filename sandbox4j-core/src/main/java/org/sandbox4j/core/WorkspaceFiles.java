@@ -85,8 +85,8 @@ import java.util.UUID;
  */
 public final class WorkspaceFiles {
 
-    /** How deep a recursive removal descends; each level holds an open directory handle. */
-    public static final int MAX_REMOVAL_DEPTH = 256;
+    /** How long a recursive removal may take. */
+    private static final Duration REMOVAL_DEADLINE = Duration.ofSeconds(8);
     /** How long one host call on a workspace may take before it is abandoned with a typed timeout. */
     public static final Duration CALL_DEADLINE = Duration.ofSeconds(10);
 
@@ -595,50 +595,18 @@ public final class WorkspaceFiles {
         }
     }
 
-    /** Removes the directory {@code name} of {@code parent} and everything under it, unlinking links. */
+    /**
+     * Removes the directory {@code name} of {@code parent} and everything under it, unlinking
+     * links, however deep ({@link TreeRemoval}: handle-relative, a bounded number of handles open).
+     */
     private void removeTree(SecureDirectoryStream<Path> parent, Path name, String path, int depth) throws IOException {
-        if (depth > MAX_REMOVAL_DEPTH) {
-            throw new SandboxFileException(GuestText.quote(path) + " is deeper than " + MAX_REMOVAL_DEPTH + " levels; "
-                    + "the removal stopped part way: remove the deepest part first, or run 'rm -rf' through exec");
-        }
-        SecureDirectoryStream<Path> directory;
         try {
-            directory = parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
-        } catch (IOException e) {
-            Optional<BasicFileAttributes> now = attributes(parent, name);
-            if (now.isEmpty()) {
-                return;
-            }
-            if (!now.get().isDirectory() || now.get().isSymbolicLink()) {
-                deleteFileIfExists(parent, name);
-                return;
-            }
-            throw e;
-        }
-        try (directory) {
-            List<Path> children = new ArrayList<>();
-            for (Path child : directory) {
-                children.add(child.getFileName());
-            }
-            for (Path child : children) {
-                Optional<BasicFileAttributes> attributes = attributes(directory, child);
-                if (attributes.isEmpty()) {
-                    continue;
-                }
-                if (attributes.get().isDirectory() && !attributes.get().isSymbolicLink()) {
-                    removeTree(directory, child, path, depth + 1);
-                } else {
-                    deleteFileIfExists(directory, child);
-                }
-            }
-        }
-        try {
-            parent.deleteDirectory(name);
-        } catch (NoSuchFileException gone) {
-            // Someone else removed it: the outcome asked for.
-        } catch (DirectoryNotEmptyException refilled) {
-            throw new SandboxFileException(GuestText.quote(path) + " gained entries while it was being removed; part "
-                    + "of it may be gone: remove it again", refilled);
+            // Messages name guest paths only: the removal is told where it is in the guest's terms.
+            TreeRemoval.remove(parent, workspace.getFileSystem().getPath(GuestPaths.parent(
+                    GuestPaths.normalize(path.startsWith("/") ? path : "/" + path))), name, REMOVAL_DEADLINE);
+        } catch (TreeRemoval.Incomplete incomplete) {
+            throw new SandboxFileException(GuestText.quote(path) + " could not be removed whole (the guest may still "
+                    + "be changing it); part of it may be gone: remove it again", incomplete);
         }
     }
 

@@ -27,6 +27,7 @@ import org.sandbox4j.core.KeyDigest;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInventory;
@@ -105,6 +106,8 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
             .osFamilies(OsFamily.POSIX)
             .build();
 
+    private static final ResourceLimiter.Programs PROGRAMS = ResourceLimiter.Programs.fromPath();
+
     private final String name;
     private final Path bwrap;
     private final LocalSandboxes sandboxes;
@@ -127,15 +130,15 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
         try {
             this.layout = BwrapLayout.of(builder.rootFilesystem, builder.readOnlyBinds,
-                    store.root().resolve(".guest-etc"));
+                    store.root().resolve(".guest-etc"), builder.limits.tmpBytes());
         } catch (IOException e) {
             throw new SandboxException("backend '" + name + "' could not prepare the guest's file system: "
                     + ErrorDetail.of(e), e);
         }
         // bwrap returns as soon as its command does, before the sandbox's own pid 1 is gone: a PID
         // namespace per launch reaps that (and everything else left) instead of the host's init.
-        this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, ResourceLimiter.Programs.fromPath(),
-                true);
+        this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, PROGRAMS,
+                ResourceLimiter.Launches.IN_A_KEEPER);
         this.seccompFilter = builder.seccompFilter;
         this.noFifoFilter = writeNoFifoFilter(store.root().resolve(".guest-etc"));
         this.imageName = builder.imageName;
@@ -200,7 +203,11 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         Optional<EgressPolicy> policy = egressPolicy(spec);
         String fingerprint = fingerprint(spec);
         String id = SandboxRecord.idOf(TYPE, key, spec.kind(), fingerprint);
-        Path directory = sandboxes.acquire(id, key, spec.kind(), fingerprint, GuestPaths.fileName(workDir));
+        String workDirName = GuestPaths.fileName(workDir);
+        Path directory = sandboxes.acquire(id, key, spec.kind(), fingerprint,
+                (sandbox, made) -> keepWorkspace(sandbox, workDirName));
+        WorkspaceKeeper keeper = WorkspaceKeeper.find(directory).orElseThrow(() -> new SandboxDisposed("backend '" + name
+                + "': the sandbox was disposed of while it was being acquired; acquire it again"));
         // A proxy whose socket vanished (another process disposed of the sandbox, or adopted it) is replaced.
         Optional<EgressLink> egress = policy.map(allowed -> proxies.compute(id, (ignored, running) -> {
             if (running != null && running.serving()) {
@@ -211,7 +218,21 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
             }
             return EgressLink.start(directory.resolve(EgressLink.HOST_DIRECTORY), allowed, egressSettings, name);
         }));
-        return new BubblewrapSandbox(this, id, directory, GuestPaths.parent(workDir), egress, spec);
+        return new BubblewrapSandbox(this, id, directory, GuestPaths.parent(workDir), egress, spec, keeper);
+    }
+
+    /**
+     * Makes sure the sandbox's workspace is held by a running keeper: one starts with a fresh
+     * sandbox, and again (empty) when the last one is gone. A new workspace gets its work dir.
+     */
+    private void keepWorkspace(Path sandbox, String workDirName) throws IOException {
+        if (WorkspaceKeeper.find(sandbox).isPresent()) {
+            return;
+        }
+        WorkspaceKeeper keeper = WorkspaceKeeper.start(sandbox, limiter.limits(), PROGRAMS, HostUser.current(), name);
+        // Nothing but this host has seen the fresh tmpfs yet: a plain mkdir cannot meet a guest's link.
+        Files.createDirectories(keeper.workspaceSeenByTheHost(sandbox.resolve(LocalStore.WORKSPACE))
+                .resolve(workDirName));
     }
 
     @Override
@@ -288,8 +309,8 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     // ---------------------------------------------------------------- what a sandbox asks of its backend
 
     List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,
-            Command command, ExecOptions options) {
-        List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id));
+            WorkspaceKeeper keeper, Command command, ExecOptions options) {
+        List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id, keeper.enterWords(PROGRAMS)));
         argv.addAll(filteredBwrap(seccompFilter));
         argv.addAll(List.of("--bind", directory.resolve(LocalStore.WORKSPACE).toString(), mountPoint));
         egress.ifPresent(link -> argv.addAll(List.of("--ro-bind", link.hostDirectory().toString(),

@@ -21,16 +21,25 @@ final class BubblewrapSandbox extends LocalSandbox {
     private final BubblewrapBackend backend;
     private final String mountPoint;
     private final Optional<EgressLink> egress;
+    private final WorkspaceKeeper keeper;
 
     BubblewrapSandbox(BubblewrapBackend backend, String id, Path directory, String mountPoint,
-            Optional<EgressLink> egress, SandboxSpec spec) {
+            Optional<EgressLink> egress, SandboxSpec spec, WorkspaceKeeper keeper) {
         super(backend.name(), backend.sandboxes(), id, directory,
-                new WorkspaceFiles(directory.resolve(LocalStore.WORKSPACE), mountPoint, backend.name(),
-                        NoFifoFilter.coversThisHost() ? WorkspaceFiles.Fifos.CANNOT_EXIST : WorkspaceFiles.Fifos.MAY_EXIST),
+                new WorkspaceFiles(keeper.workspaceSeenByTheHost(directory.resolve(LocalStore.WORKSPACE)), mountPoint,
+                        backend.name(), NoFifoFilter.coversThisHost() ? WorkspaceFiles.Fifos.CANNOT_EXIST
+                                : WorkspaceFiles.Fifos.MAY_EXIST),
                 spec);
         this.backend = backend;
         this.mountPoint = mountPoint;
         this.egress = egress;
+        this.keeper = keeper;
+    }
+
+    /** The workspace lives with its keeper: one that is gone (killed, or the host restarted) took the files. */
+    @Override
+    boolean workspaceLost() {
+        return !keeper.alive();
     }
 
     @Override
@@ -64,7 +73,7 @@ final class BubblewrapSandbox extends LocalSandbox {
     }
 
     List<String> commandLine(Command command, ExecOptions options) {
-        return backend.commandLine(directory(), id(), mountPoint, egress, command, options);
+        return backend.commandLine(directory(), id(), mountPoint, egress, keeper, command, options);
     }
 
     BubblewrapBackend backend() {

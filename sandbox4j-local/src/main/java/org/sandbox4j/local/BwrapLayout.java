@@ -49,8 +49,9 @@ final class BwrapLayout {
      *                       = the host's own /usr and its usual links, with a synthesised /etc
      * @param extraBinds     more read-only binds, host path to guest path
      * @param guestEtc       a directory this backend owns, where the synthesised /etc files are written
+     * @param tmpBytes       the size of each exec's private /tmp and /var/tmp (tmpfs)
      */
-    static BwrapLayout of(Optional<Path> rootFilesystem, List<ReadOnlyBind> extraBinds, Path guestEtc)
+    static BwrapLayout of(Optional<Path> rootFilesystem, List<ReadOnlyBind> extraBinds, Path guestEtc, long tmpBytes)
             throws IOException {
         List<String> args = new ArrayList<>(List.of(
                 "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
@@ -98,7 +99,9 @@ final class BwrapLayout {
             }
             description = "host /usr";
         }
-        args.addAll(List.of("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"));
+        String tmpSize = Long.toString(tmpBytes);
+        args.addAll(List.of("--proc", "/proc", "--dev", "/dev", "--size", tmpSize, "--tmpfs", "/tmp", "--size", tmpSize,
+                "--tmpfs", "/var/tmp"));
         for (ReadOnlyBind bind : extraBinds) {
             args.addAll(List.of("--ro-bind", bind.host().toString(), bind.guest()));
         }

@@ -13,14 +13,22 @@ public enum LimitMechanism {
     CGROUP_V1("cgroup v1: memory.limit_in_bytes, pids.max and cpu.cfs_quota_us bound the whole sandbox (every exec "
             + "of it together)"),
     /**
-     * No writable cgroup: each launch runs in a user namespace of its own, where its rlimits are
-     * set. The kernel counts RLIMIT_NPROC per user namespace, so the bound covers that launch's
-     * processes and threads alone, whatever else this user runs.
+     * No writable cgroup: every exec of a sandbox runs in the sandbox's own user namespace (its
+     * workspace keeper's), where its rlimits are set. The kernel counts RLIMIT_NPROC per user
+     * namespace, so the bound covers the whole sandbox, whatever else this user runs.
      */
-    RLIMIT("rlimits in a user namespace of each exec's own: RLIMIT_NPROC bounds the processes and threads one exec "
-            + "runs at once (the kernel counts that namespace alone, whatever else this user runs; execs running "
-            + "at the same time each get the bound), RLIMIT_DATA the data size of each process; the CPU share is "
-            + "not enforced because no cgroup is writable"),
+    RLIMIT("rlimits in the sandbox's own user namespace: RLIMIT_NPROC bounds the processes and threads of the whole "
+            + "sandbox (every exec of it together; the kernel counts that namespace alone, whatever else this user "
+            + "runs), RLIMIT_DATA the data size of each process; the CPU share is not enforced because no cgroup is "
+            + "writable"),
+    /**
+     * No writable cgroup, and execs that stand alone (an os_process backend): each launch runs in
+     * a user namespace of its own, so the bound covers one exec's processes and threads.
+     */
+    RLIMIT_PER_EXEC("rlimits in a user namespace of each exec's own: RLIMIT_NPROC bounds the processes and threads "
+            + "one exec runs at once (the kernel counts that namespace alone, whatever else this user runs; execs "
+            + "running at the same time each get the bound), RLIMIT_DATA the data size of each process; the CPU "
+            + "share is not enforced because no cgroup is writable"),
     /**
      * No writable cgroup and no user namespace for this user: RLIMIT_NPROC can only count every
      * task of the user, so each launch is given the bound on top of the user's count at launch.

@@ -180,5 +180,15 @@ abstract class LocalSandbox implements Sandbox {
             throw new SandboxDisposed("backend '" + backendName + "': this sandbox (" + id + ") was disposed of, "
                     + "here or by another process sharing the state root; acquire it again for a fresh one");
         }
+        if (workspaceLost()) {
+            throw new SandboxDisposed("backend '" + backendName + "': this sandbox's (" + id + ") workspace is gone "
+                    + "(its keeper process ended: it was killed, or the host restarted); acquire the sandbox again "
+                    + "for a fresh, empty workspace");
+        }
+    }
+
+    /** Whether the workspace's files are gone while the sandbox's record is still there. */
+    boolean workspaceLost() {
+        return false;
     }
 }

@@ -52,6 +52,7 @@ final class LocalSandboxes {
     private final String groupPrefix;
     /** Told of each sandbox just before it is removed (a backend stops what it runs for it). */
     private final Consumer<String> beforeRemoval;
+
     /** The sandboxes this instance acquired and still holds: detached when it closes. */
     private final Set<String> held = ConcurrentHashMap.newKeySet();
 
@@ -66,22 +67,37 @@ final class LocalSandboxes {
         LocalKeeper.register(this);
     }
 
+    /** Readies a sandbox under its lock each time it is acquired (its keeper, its work dir). */
+    @FunctionalInterface
+    interface Preparer {
+        /**
+         * @param directory the sandbox's directory
+         * @param made      whether it was made just now (else adopted)
+         */
+        void prepare(Path directory, boolean made) throws IOException;
+    }
+
     /**
      * The directory of the sandbox {@code id}: adopted (and its lease renewed) when it exists,
-     * else made whole with an empty {@code workDirName} in its workspace.
+     * else made whole with an empty workspace; {@code preparer} readies it, still under its lock.
      */
-    Path acquire(String id, SandboxKey key, String kind, String fingerprint, String workDirName) {
+    Path acquire(String id, SandboxKey key, String kind, String fingerprint, Preparer preparer) {
         return store.locked(id, () -> {
             try {
                 held.add(id);
-                if (store.record(id).isPresent()) {
+                Path directory;
+                boolean made = store.record(id).isEmpty();
+                if (!made) {
                     store.record(id).get().renewed(lease).write(store.directory(id));
-                    return store.directory(id);
+                    directory = store.directory(id);
+                } else {
+                    directory = store.create(SandboxRecord.fresh(id, key, kind, fingerprint, lease), building -> {
+                        Files.createDirectories(building.resolve(LocalStore.WORKSPACE));
+                        Files.createDirectory(building.resolve(Launches.DIRECTORY));
+                    });
                 }
-                return store.create(SandboxRecord.fresh(id, key, kind, fingerprint, lease), building -> {
-                    Files.createDirectories(building.resolve(LocalStore.WORKSPACE).resolve(workDirName));
-                    Files.createDirectory(building.resolve(Launches.DIRECTORY));
-                });
+                preparer.prepare(directory, made);
+                return directory;
             } catch (IOException e) {
                 throw new SandboxException("backend '" + backendName + "' could not create a sandbox under "
                         + store.root() + ": " + ErrorDetail.of(e), e);
@@ -137,6 +153,7 @@ final class LocalSandboxes {
                 .startsWith(LocalStore.REMOVING) || olderThan(path, DEBRIS_AGE)).toList();
         // A removal is never under way for long in a live process, and is safe to finish twice.
         Launches.stopAll(debris, STOP_PATIENCE);
+        debris.forEach(WorkspaceKeeper::end);
         debris.forEach(LocalStore::deleteRetired);
         for (String group : limiter.existingGroups()) {
             if (group.startsWith(groupPrefix)
@@ -189,9 +206,9 @@ final class LocalSandboxes {
         detachHeld();
     }
 
-    /** The words that start a command inside the sandbox's limits. */
-    List<String> launchPrefix(String id) {
-        return limiter.launchPrefix(groupPrefix + id);
+    /** The words that start a command inside the sandbox's limits (and, first, its keeper's namespaces). */
+    List<String> launchPrefix(String id, List<String> enterKeeper) {
+        return limiter.launchPrefix(groupPrefix + id, enterKeeper);
     }
 
     /** Renews the sandbox's lease under its lock; returns until when it now runs. */
@@ -247,6 +264,7 @@ final class LocalSandboxes {
             beforeRemoval.accept(id);
         }
         Launches.stopAll(retired, STOP_PATIENCE);
+        retired.forEach(WorkspaceKeeper::end);
         limiter.release(ids.stream().map(id -> groupPrefix + id).toList());
         retired.forEach(LocalStore::deleteRetired);
         ids.forEach(store::removeLock);

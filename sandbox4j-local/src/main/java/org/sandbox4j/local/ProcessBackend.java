@@ -82,7 +82,7 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
                 + "' needs kill(1) to end a command's process group (procps on Linux)"));
         LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
         ResourceLimiter limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits,
-                ResourceLimiter.Programs.fromPath(), false);
+                ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
         // Disposal ends whatever the sandbox still runs, as removing a container would.
         this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name,
                 id -> ExecMarker.forSandbox(id).killAll());
@@ -144,7 +144,11 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
         }
         String fingerprint = KeyDigest.ofParts(List.of("egress=" + spec.egress().wire()));
         String id = SandboxRecord.idOf(TYPE, key, spec.kind(), fingerprint);
-        Path directory = sandboxes.acquire(id, key, spec.kind(), fingerprint, workDirName);
+        Path directory = sandboxes.acquire(id, key, spec.kind(), fingerprint, (sandbox, made) -> {
+            if (made) {
+                Files.createDirectories(sandbox.resolve(LocalStore.WORKSPACE).resolve(workDirName));
+            }
+        });
         try {
             Files.createDirectories(directory.resolve(TMP));
             Path workspace = directory.resolve(LocalStore.WORKSPACE).toRealPath(LinkOption.NOFOLLOW_LINKS);
@@ -191,7 +195,7 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
 
     /** The host argv for {@code command}: limits launcher, a new session, then the command itself. */
     List<String> commandLine(String id, Command command) {
-        List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id));
+        List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id, List.of()));
         argv.add(setsid.toString());
         argv.add("--");
         if (command instanceof Command.Argv words) {

@@ -89,13 +89,28 @@ final class ResourceLimiter {
     }
 
     /** The host programs a launch prefix names. */
-    record Programs(String prlimit, String unshare) {
+    record Programs(String prlimit, String unshare, String nsenter) {
 
-        /** prlimit and unshare (util-linux) from PATH, or their bare names (a launch then says what is missing). */
+        /** prlimit, unshare and nsenter (util-linux) from PATH, or their bare names (a launch then says what is missing). */
         static Programs fromPath() {
-            return new Programs(HostPrograms.find("prlimit").map(Path::toString).orElse("prlimit"),
-                    HostPrograms.find("unshare").map(Path::toString).orElse("unshare"));
+            return new Programs(find("prlimit"), find("unshare"), find("nsenter"));
         }
+
+        private static String find(String name) {
+            return HostPrograms.find(name).map(Path::toString).orElse(name);
+        }
+    }
+
+    /** How a backend's launches are laid out, which decides what the process bound can count. */
+    enum Launches {
+        /** Each launch on its own (os_process): a process bound counts one exec. */
+        ALONE,
+        /**
+         * Each launch enters its sandbox's keeper ({@link WorkspaceKeeper}: a user namespace shared
+         * by every exec of the sandbox and nothing else) and gets a PID namespace of its own that
+         * reaps what it leaves: a process bound counts the whole sandbox.
+         */
+        IN_A_KEEPER
     }
 
     /**
@@ -103,11 +118,12 @@ final class ResourceLimiter {
      * the memory, pids and cpu controllers, then writable v1 controllers, then rlimits (counted in
      * a user namespace of each launch's own where this user can make one).
      *
-     * @param reapInPidNamespace whether each launch gets a PID namespace that ends and reaps
-     *                           everything it started (for a launcher that exits before its children)
+     * @param launches how the backend lays its launches out: alone, or inside a sandbox's keeper with
+     *                 a PID namespace of their own that ends and reaps everything they started (for a
+     *                 launcher that exits before its children)
      */
-    static ResourceLimiter detect(Path cgroupRoot, LocalLimits limits, Programs programs,
-            boolean reapInPidNamespace) {
+    static ResourceLimiter detect(Path cgroupRoot, LocalLimits limits, Programs programs, Launches launches) {
+        boolean reapInPidNamespace = launches == Launches.IN_A_KEEPER;
         HostUser user = HostUser.current();
         Optional<Path> v2 = v2Parent(cgroupRoot);
         if (v2.isPresent()) {
@@ -132,8 +148,8 @@ final class ResourceLimiter {
         }
         Namespaces namespaces = Namespaces.probe(programs, user, !user.isRoot(), reapInPidNamespace);
         LimitMechanism mechanism = user.isRoot() ? LimitMechanism.RLIMIT_DATA_ONLY
-                : namespaces.words().contains(USER_NAMESPACE.get(0)) ? LimitMechanism.RLIMIT
-                : LimitMechanism.RLIMIT_PER_USER;
+                : !namespaces.words().contains(USER_NAMESPACE.get(0)) ? LimitMechanism.RLIMIT_PER_USER
+                : launches == Launches.IN_A_KEEPER ? LimitMechanism.RLIMIT : LimitMechanism.RLIMIT_PER_EXEC;
         return new ResourceLimiter(mechanism, limits, Map.of(), Optional.empty(), programs, namespaces, user);
     }
 
@@ -268,12 +284,21 @@ final class ResourceLimiter {
     /**
      * Makes (or finds) the group for {@code group} and returns the words that launch a command
      * inside it: put them in front of the launcher's own argv.
+     *
+     * @param enterKeeper the words that enter the sandbox's keeper ({@link WorkspaceKeeper#enterWords});
+     *                    empty for a backend whose launches stand alone
      */
-    List<String> launchPrefix(String group) {
+    List<String> launchPrefix(String group, List<String> enterKeeper) {
         // RLIMIT_DATA, not RLIMIT_AS: a JVM reserves far more address space than it ever touches.
         String data = "--data=" + limits.memoryBytes() + ":" + limits.memoryBytes();
         switch (mechanism) {
             case RLIMIT -> {
+                // Set inside the keeper's user namespace, before the launch's own: the kernel then holds the
+                // keeper's namespace (every exec of this sandbox, nothing else) to the bound.
+                return concat(concat(enterKeeper, List.of(prlimit, nproc(limits.maxProcesses()), data, "--")),
+                        namespaces);
+            }
+            case RLIMIT_PER_EXEC -> {
                 return concat(namespaces, List.of(prlimit, nproc(limits.maxProcesses()), data, "--"));
             }
             case RLIMIT_PER_USER -> {
@@ -283,10 +308,10 @@ final class ResourceLimiter {
                 return concat(namespaces, List.of(prlimit, nproc(allowed), data, "--"));
             }
             case RLIMIT_DATA_ONLY -> {
-                return concat(namespaces, List.of(prlimit, data, "--"));
+                return concat(concat(enterKeeper, List.of(prlimit, data, "--")), namespaces);
             }
             default -> {
-                return concat(joinGroups(group), namespaces);
+                return concat(concat(joinGroups(group), enterKeeper), namespaces);
             }
         }
     }

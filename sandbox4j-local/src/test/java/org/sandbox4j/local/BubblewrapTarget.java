@@ -72,6 +72,12 @@ final class BubblewrapTarget implements ConformanceTarget, AutoCloseable {
                 Optional.of("curl"), LoopbackHttpServer.witness(List.of(allowed, unlisted, ipLiteral, internal))));
     }
 
+    /** The workspace's bound (its tmpfs) is the largest: each exec's /tmp and /var/tmp are smaller. */
+    @Override
+    public Optional<Long> storageBound() {
+        return Optional.of(Math.max(LocalLimits.DEFAULT.workspaceBytes(), LocalLimits.DEFAULT.tmpBytes()));
+    }
+
     Path stateRoot() {
         return stateRoot;
     }

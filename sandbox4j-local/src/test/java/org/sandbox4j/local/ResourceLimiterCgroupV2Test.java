@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class ResourceLimiterCgroupV2Test {
 
-    private static final LocalLimits LIMITS = new LocalLimits(48L << 20, 24, 0.25);
+    private static final LocalLimits LIMITS = new LocalLimits(48L << 20, 24, 0.25, 8L << 20, 8L << 20);
     private static final String GROUP = "s4j-0000abcd-sbx-test";
 
     @TempDir
@@ -41,7 +41,7 @@ class ResourceLimiterCgroupV2Test {
 
     @Test
     void aHierarchyWithMemoryPidsAndCpuIsDetectedAsCgroupV2AndHandsTheControllersDown() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
 
         assertThat(limiter.mechanism()).isEqualTo(LimitMechanism.CGROUP_V2);
         assertThat(Files.readString(root.resolve("cgroup.subtree_control"))).isEqualTo("+memory +pids +cpu");
@@ -54,18 +54,18 @@ class ResourceLimiterCgroupV2Test {
     void aHierarchyWithoutTheMemoryControllerIsNotCgroupV2() throws IOException {
         Files.writeString(root.resolve("cgroup.controllers"), "cpu pids hugetlb\n");
 
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
 
         assertThat(limiter.mechanism()).as("no v2 memory controller and no v1 controllers").isIn(
-                LimitMechanism.RLIMIT, LimitMechanism.RLIMIT_PER_USER, LimitMechanism.RLIMIT_DATA_ONLY);
+                LimitMechanism.RLIMIT_PER_EXEC, LimitMechanism.RLIMIT_PER_USER, LimitMechanism.RLIMIT_DATA_ONLY);
         assertThat(Files.readString(root.resolve("cgroup.subtree_control"))).as("untouched").isEmpty();
     }
 
     @Test
     void launchPrefixMakesTheGroupWithItsLimitsWrittenExactly() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
 
-        List<String> prefix = limiter.launchPrefix(GROUP);
+        List<String> prefix = limiter.launchPrefix(GROUP, List.of());
 
         Path group = root.resolve("sandbox4j").resolve(GROUP);
         assertThat(Files.readString(group.resolve("memory.max"))).isEqualTo(Long.toString(48L << 20));
@@ -113,8 +113,8 @@ class ResourceLimiterCgroupV2Test {
 
     @Test
     void releaseWritesCgroupKill() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), false);
-        limiter.launchPrefix(GROUP);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
+        limiter.launchPrefix(GROUP, List.of());
         Path group = root.resolve("sandbox4j").resolve(GROUP);
         Files.writeString(group.resolve("cgroup.kill"), "");
 

@@ -71,6 +71,16 @@ public interface ConformanceTarget {
     }
 
     /**
+     * The most a sandbox of this target can store in its working directory's area, and in each
+     * other place its guest may write ({@code /tmp}), as the backend is configured here. Empty (the
+     * default) when the backend bounds nothing: the HOSTILE suite's disk-bomb probe is then skipped,
+     * and says so.
+     */
+    default Optional<Long> storageBound() {
+        return Optional.empty();
+    }
+
+    /**
      * Whether writes outside the workspace persist from one exec to the next (a persistent root
      * file system). Default false: the isolation suite then checks that they do not.
      */

@@ -49,6 +49,9 @@ public final class HostileSuite {
     static final int DECOY_FILES = 50;
     /** Levels of the deep tree: deeper than any path can name (PATH_MAX is 4096 bytes). */
     static final int DEEP_LEVELS = 2500;
+    private static final long MIB = 1L << 20;
+    /** How far past the bound a disk bomb tries to write. */
+    private static final long BOMB_SLACK_MIB = 16;
     /** How long the FIFO probe keeps calling while the guest swaps. */
     private static final Duration SWAPPING = Duration.ofSeconds(3);
     /** A host call that takes longer than this is blocked, not slow. */
@@ -93,6 +96,11 @@ public final class HostileSuite {
                                 + "must stop the guest, end the exec with SandboxDisposed (not an exit code), leave "
                                 + "every decoy file and its mode alone, and leave nothing for a re-acquire",
                         HostileSuite::aDisposalDuringAnExecStopsItAndFollowsNoLink))
+                .probe(Probe.of("a-disk-bomb-is-stopped-at-the-bound",
+                        "a guest writing past the backend's storage bound, in its working directory and in /tmp, "
+                                + "must be stopped at the bound (a write fails), and the sandbox must work afterwards; "
+                                + "otherwise a guest fills the host's disk or memory",
+                        HostileSuite::aDiskBombIsStoppedAtTheBound))
                 .probe(Probe.of("a-tree-deeper-than-any-path-is-disposed-of",
                         "a sandbox holding a directory chain " + DEEP_LEVELS + " levels deep must be disposed of "
                                 + "whole: a re-acquire starts empty; otherwise path-based clean-up leaves it behind",
@@ -266,6 +274,32 @@ public final class HostileSuite {
             ProbeSandboxes.disposeQuietly(context.backend(), key);
             deleteDecoy(decoy);
         }
+    }
+
+    /**
+     * Bounded itself: the guest writes at most the bound plus {@value #BOMB_SLACK_MIB} MiB in each
+     * area, so a backend without a bound costs the host no more than that, and removes it after.
+     */
+    private static void aDiskBombIsStoppedAtTheBound(ProbeContext context) {
+        long bound = context.target().storageBound().orElseThrow(() -> new TestAbortedException("the target names "
+                + "no storage bound for this backend (ConformanceTarget.storageBound), so there is nothing to hold "
+                + "it to; a backend that writes guest data to host storage should bound it"));
+        long attempt = bound + BOMB_SLACK_MIB * MIB;
+        for (String area : List.of(context.workingDirectory(), "/tmp")) {
+            String bomb = area + "/sandbox4j-tck-disk-bomb";
+            ExecResult result = context.shell("head -c \"$1\" /dev/zero > \"$2\"; status=$?; wc -c < \"$2\"; "
+                    + "rm -f \"$2\"; exit $status", Long.toString(attempt), bomb);
+            String written = result.stdoutText().strip();
+            Check.that(written.matches("[0-9]+"), "positive control: the guest could not write in " + area + ": "
+                    + result.stderrText());
+            long bytes = Long.parseLong(written);
+            Check.that(result.exitCode() != 0 && bytes <= bound, "the guest wrote " + bytes + " bytes in " + area
+                    + (result.exitCode() == 0 ? " and its write succeeded" : "") + ", past the storage bound of "
+                    + bound + " bytes");
+            Check.that(bytes > 0, "positive control: the guest wrote nothing at all in " + area);
+        }
+        ExecResult after = context.shell("printf ok > after.txt && cat after.txt && rm -f after.txt");
+        Check.equal("ok", after.stdoutText(), "a write in the working directory after the bombs");
     }
 
     private static void aTreeDeeperThanAnyPathIsDisposedOf(ProbeContext context) {
