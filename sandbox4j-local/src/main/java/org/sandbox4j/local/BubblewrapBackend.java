@@ -182,6 +182,9 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         lines.add("bwrap: " + bwrap + " (user namespaces work: checked at construction)");
         lines.add("guest file system: " + layout.description());
         lines.add("limits: " + limiter.describe());
+        lines.add("storage: each sandbox's workspace is a tmpfs of " + limiter.limits().workspaceBytes() + " bytes held "
+                + "by a keeper process (in memory, never on this host's disk; a write past it fails), each exec's "
+                + "/tmp and /var/tmp a tmpfs of " + limiter.limits().tmpBytes() + " bytes");
         lines.add("seccomp: " + (NoFifoFilter.coversThisHost() ? "FIFOs cannot be made (mknod of a FIFO fails: the host "
                 + "reads the workspace without ever blocking on one)" : "FIFOs are NOT prevented on " + System.getProperty(
                 "os.arch") + " (the built-in filter knows x86-64 and AArch64): a guest can block a host file call")

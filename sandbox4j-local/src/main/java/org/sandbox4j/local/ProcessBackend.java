@@ -116,6 +116,7 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
                         + "processes; a router admits it only below the default floor",
                 "process groups: " + setsid + " starts each command, " + kill + " ends its group",
                 "limits: " + sandboxes.limiter().describe(),
+                "storage: not bounded: the guest writes wherever this user may on this host's file systems",
                 "state: " + sandboxes.store().root());
     }
 

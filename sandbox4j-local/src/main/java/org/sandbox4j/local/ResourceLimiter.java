@@ -70,8 +70,16 @@ final class ResourceLimiter {
     /** The v2 parent used only for cgroup.kill beside v1 controllers; empty when absent. */
     private final Optional<Path> killParent;
     private final String prlimit;
-    /** {@code unshare}, its flags and {@code --}: the namespaces each launch gets; empty for none. */
+    /**
+     * {@code unshare}, its flags and {@code --}: the namespaces a launch gets when it does not
+     * enter a keeper (an os_process exec, the backend's own checks); empty for none.
+     */
     private final List<String> namespaces;
+    /**
+     * The same for a launch inside its sandbox's keeper, which is root of the keeper's user
+     * namespace there (or root itself) and so needs no user namespace of its own for a PID one.
+     */
+    private final List<String> insideKeeper;
     /** Why a namespace the mechanism wanted could not be had; empty when none was missed. */
     private final Optional<String> namespaceProblem;
     private final HostUser user;
@@ -85,6 +93,8 @@ final class ResourceLimiter {
         this.prlimit = programs.prlimit();
         this.namespaces = namespaces.words();
         this.namespaceProblem = namespaces.problem();
+        this.insideKeeper = namespaces.words().contains(PID_NAMESPACE.get(0))
+                ? concat(List.of(programs.unshare()), concat(PID_NAMESPACE, List.of("--"))) : List.of();
         this.user = user;
     }
 
@@ -260,7 +270,9 @@ final class ResourceLimiter {
     String describe() {
         String where = parents.isEmpty() ? "" : " under " + parents.values();
         String kill = killParent.map(path -> "; cgroup.kill from " + path).orElse("");
-        String launch = namespaces.isEmpty() ? "" : "; each exec starts in " + namespaceNames();
+        String launch = !insideKeeper.isEmpty() ? "; each exec enters its sandbox's keeper (the namespaces holding "
+                + "its workspace's tmpfs) and gets a PID namespace of its own that reaps what it leaves"
+                : namespaces.isEmpty() ? "" : "; each exec starts in " + namespaceNames();
         String problem = namespaceProblem.map(why -> "; " + why).orElse("");
         return mechanism.description() + " (memory " + limits.memoryBytes() + " bytes, " + limits.maxProcesses()
                 + " processes, " + limits.cpus() + " CPUs)" + where + kill + launch + problem;
@@ -296,7 +308,7 @@ final class ResourceLimiter {
                 // Set inside the keeper's user namespace, before the launch's own: the kernel then holds the
                 // keeper's namespace (every exec of this sandbox, nothing else) to the bound.
                 return concat(concat(enterKeeper, List.of(prlimit, nproc(limits.maxProcesses()), data, "--")),
-                        namespaces);
+                        insideKeeper);
             }
             case RLIMIT_PER_EXEC -> {
                 return concat(namespaces, List.of(prlimit, nproc(limits.maxProcesses()), data, "--"));
@@ -308,10 +320,11 @@ final class ResourceLimiter {
                 return concat(namespaces, List.of(prlimit, nproc(allowed), data, "--"));
             }
             case RLIMIT_DATA_ONLY -> {
-                return concat(concat(enterKeeper, List.of(prlimit, data, "--")), namespaces);
+                return concat(concat(enterKeeper, List.of(prlimit, data, "--")),
+                        enterKeeper.isEmpty() ? namespaces : insideKeeper);
             }
             default -> {
-                return concat(concat(joinGroups(group), enterKeeper), namespaces);
+                return concat(concat(joinGroups(group), enterKeeper), enterKeeper.isEmpty() ? namespaces : insideKeeper);
             }
         }
     }

@@ -69,7 +69,8 @@ final class WorkspaceKeeper {
         Path ready = sandboxDirectory.resolve(READY + "-" + UUID.randomUUID());
         List<String> argv = new ArrayList<>(List.of(programs.unshare()));
         if (ownUserNamespace) {
-            argv.addAll(List.of("--user", "--map-current-user"));
+            // Root of its own user namespace, so the keeper may mount, and so may every exec that enters it.
+            argv.addAll(List.of("--user", "--map-root-user"));
         }
         argv.addAll(List.of("--mount", "--propagation", "private", "--", "/bin/sh", "-c", KEEP, KEEP_NAME,
                 tmpfsOptions(limits, user), workspace.toString(), ready.toString()));
