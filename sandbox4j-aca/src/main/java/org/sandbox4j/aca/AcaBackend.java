@@ -21,6 +21,7 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxLimits;
@@ -162,10 +163,21 @@ public final class AcaBackend implements SandboxBackend {
             if (known != null) {
                 Optional<AcaSandbox> warm = warm(slot, known, spec, egressPolicy);
                 if (warm.isPresent()) {
-                    return warm.get();
+                    return warm.get().limitedTo(spec);
                 }
             }
-            return create(slot, spec, labels, egressPolicy);
+            // Every write and read through the handle is held to the spec's per-file caps.
+            return create(slot, spec, labels, egressPolicy).limitedTo(spec);
+        }
+    }
+
+    /** Whether the service no longer has sandbox {@code id} (or is deleting it). */
+    boolean isGone(String id) {
+        try {
+            return client.getSandbox(id).map(sandbox -> "Deleting".equals(AcaJson.text(sandbox, "status"))
+                    || "Deleted".equals(AcaJson.text(sandbox, "status"))).orElse(true);
+        } catch (RuntimeException unreachable) {
+            return false;
         }
     }
 
@@ -430,8 +442,8 @@ public final class AcaBackend implements SandboxBackend {
         return details == null ? null : AcaJson.text(details, "stoppedReason");
     }
 
-    SandboxException gone(String id) {
-        return new SandboxException("backend '" + name() + "': sandbox " + id + " no longer exists (it was disposed of, "
+    SandboxDisposed gone(String id) {
+        return new SandboxDisposed("backend '" + name() + "': sandbox " + id + " no longer exists (it was disposed of, "
                 + "here, by another process, or by the service's auto-delete); acquire again for a fresh one");
     }
 

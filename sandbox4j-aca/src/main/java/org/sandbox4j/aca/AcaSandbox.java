@@ -22,7 +22,11 @@ import org.sandbox4j.core.GuestPaths;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.NoFollowStat;
 import org.sandbox4j.core.PosixShell;
+import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxDisposed;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
@@ -53,6 +57,8 @@ final class AcaSandbox implements Sandbox {
     /** Where commands the backend runs for itself start. */
     private static final String ROOT = "/";
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** An exit code at or above this is 128 + the signal that killed the command. */
+    private static final int SIGNALLED = 128;
     private static final System.Logger LOG = System.getLogger(AcaSandbox.class.getName());
 
     private final AcaBackend backend;
@@ -60,10 +66,25 @@ final class AcaSandbox implements Sandbox {
     private final String id;
     private final NoFollowStat rawStat = this::kindOf;
 
+    /** The spec's caps: every write and read is held to them before a byte moves. */
+    private final TransferLimits filesIn;
+    private final TransferLimits filesOut;
+
     AcaSandbox(AcaBackend backend, String id) {
+        this(backend, id, TransferLimits.DEFAULT, TransferLimits.DEFAULT);
+    }
+
+    private AcaSandbox(AcaBackend backend, String id, TransferLimits filesIn, TransferLimits filesOut) {
         this.backend = backend;
         this.client = backend.client();
         this.id = id;
+        this.filesIn = filesIn;
+        this.filesOut = filesOut;
+    }
+
+    /** This handle, held to {@code spec}'s per-file caps. */
+    AcaSandbox limitedTo(SandboxSpec spec) {
+        return new AcaSandbox(backend, id, spec.filesIn(), spec.filesOut());
     }
 
     String id() {
@@ -147,6 +168,11 @@ final class AcaSandbox implements Sandbox {
                     + "back (details in the log)");
         }
         AcaExecScript.Finished finished = (AcaExecScript.Finished) outcome;
+        // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
+        if (finished.exitCode() >= SIGNALLED && backend.isGone(id)) {
+            throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + id + " was disposed of while "
+                    + GuestText.quote(command.toShellLine()) + " ran; acquire again for a fresh one");
+        }
         // Decided from the wrapper's record (the command did not finish, its group was killed) and the clock, never
         // from the code: a command may exit 137 or 124 by itself. A group killed before the bound by something else
         // (the command's own kill 0, the kernel's OOM killer) is an ordinary result with timeout's code.
@@ -183,7 +209,10 @@ final class AcaSandbox implements Sandbox {
 
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        Objects.requireNonNull(content, "content");
+        if (content == null) {
+            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
+        }
+        filesIn.refuseOversizeWrite(content.length, path);
         String confined = GuestPaths.confineWritePath(rawStat, path, workingDirectory);
         AcaHttp.Response response = client.write(id, confined, content);
         if (response.status() == 400 && "PathIsDirectory".equals(AcaClient.errorCode(response).orElse(""))) {
@@ -199,7 +228,11 @@ final class AcaSandbox implements Sandbox {
     }
 
     @Override
-    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+    public byte[] readFile(String path, String workingDirectory, long requestedMaxBytes) {
+        if (requestedMaxBytes < 0) {
+            throw new IllegalArgumentException("maxBytes cannot be negative, not " + requestedMaxBytes);
+        }
+        long maxBytes = Math.min(filesOut.readCap(requestedMaxBytes), HostCeilings.MAX_BUFFERED_BYTES);
         String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
         RawEntry entry = rawEntry(confined).orElseThrow(() -> new SandboxFileNotFound(GuestText.quote(path)
                 + " does not exist"));

@@ -100,6 +100,12 @@ final class DockerTarget implements ConformanceTarget, AutoCloseable {
         return true;
     }
 
+    /** The work area's tmpfs is the largest place a guest may write: /tmp is smaller, the root read-only. */
+    @Override
+    public Optional<Long> storageBound() {
+        return Optional.of(Math.max(DockerLimits.DEFAULT.workAreaBytes(), DockerLimits.DEFAULT.tmpBytes()));
+    }
+
     @Override
     public synchronized void close() {
         for (DockerBackend backend : made) {

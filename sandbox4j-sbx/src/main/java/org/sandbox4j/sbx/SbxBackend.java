@@ -40,6 +40,7 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.TreeRemoval;
 import org.sandbox4j.core.WorkspaceFiles;
 
 /**
@@ -127,6 +128,11 @@ public final class SbxBackend implements SandboxBackend {
     public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(spec, "spec");
+        // Every write and read through the handle is held to the spec's per-file caps.
+        return acquireInstance(key, spec).limitedTo(spec);
+    }
+
+    private SbxSandbox acquireInstance(SandboxKey key, SandboxSpec spec) {
         String mountPoint = mountPointOf(spec.workDir());
         if (spec.egress() != Egress.CLOSED) {
             throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot enforce the '" + spec.egress().wire()
@@ -452,36 +458,11 @@ public final class SbxBackend implements SandboxBackend {
         paths.forEach(this::deleteTree);
     }
 
-    /** Deletes a host tree without following links (the sandbox is gone, so nothing swaps them now). */
+    /** Deletes a host tree with core's one rule: never following a link, bounded in depth and time. */
     private void deleteTree(Path root) {
         try {
-            Files.walkFileTree(root, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-                    if (e instanceof NoSuchFileException) {
-                        return FileVisitResult.CONTINUE;
-                    }
-                    throw e;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path directory, IOException e) throws IOException {
-                    if (e != null && !(e instanceof NoSuchFileException)) {
-                        throw e;
-                    }
-                    Files.deleteIfExists(directory);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (NoSuchFileException gone) {
-            // Already gone.
-        } catch (IOException e) {
+            TreeRemoval.remove(root, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+        } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not delete " + root + ": " + ErrorDetail.of(e));
         }
     }

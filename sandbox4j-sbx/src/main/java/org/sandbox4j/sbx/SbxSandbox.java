@@ -17,13 +17,16 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.GuestPaths;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.WorkspaceFiles;
 
 /**
@@ -37,6 +40,8 @@ final class SbxSandbox implements Sandbox {
     /** The bound on the in-guest {@code rm} of {@link #remove}. */
     static final Duration REMOVE_TIMEOUT = Duration.ofSeconds(60);
     private static final int NONCE_BYTES = 16;
+    /** An exit code at or above this is 128 + the signal that killed the command. */
+    private static final int SIGNALLED = 128;
     private static final int CALL_ID_BYTES = 12;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(SbxSandbox.class.getName());
@@ -51,13 +56,30 @@ final class SbxSandbox implements Sandbox {
     /** Who host-side writes are made as; null until first needed. */
     private volatile Optional<java.nio.file.attribute.UserPrincipal> hostUser;
 
+    /** The spec's caps: every write and read is held to them before a byte moves. */
+    private final TransferLimits filesIn;
+    private final TransferLimits filesOut;
+
     SbxSandbox(SbxBackend backend, String name, String id, Path workspace, String mountPoint) {
+        this(backend, name, id, workspace, mountPoint, TransferLimits.DEFAULT, TransferLimits.DEFAULT);
+    }
+
+    private SbxSandbox(SbxBackend backend, String name, String id, Path workspace, String mountPoint,
+            TransferLimits filesIn, TransferLimits filesOut) {
         this.backend = backend;
         this.name = name;
         this.id = id;
         this.workspace = workspace;
         this.mountPoint = mountPoint;
-        this.files = new WorkspaceFiles(workspace, mountPoint, backend.name());
+        // Its guest can make FIFOs in the shared workspace: host opens are made so that they cannot block.
+        this.files = new WorkspaceFiles(workspace, mountPoint, backend.name(), WorkspaceFiles.Fifos.MAY_EXIST);
+        this.filesIn = filesIn;
+        this.filesOut = filesOut;
+    }
+
+    /** This handle, held to {@code spec}'s per-file caps. */
+    SbxSandbox limitedTo(SandboxSpec spec) {
+        return new SbxSandbox(backend, name, id, workspace, mountPoint, spec.filesIn(), spec.filesOut());
     }
 
     String sandboxName() {
@@ -126,6 +148,12 @@ final class SbxSandbox implements Sandbox {
             }
             switch (outcome.ending()) {
                 case STARTED:
+                    // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
+                    if (outcome.exitCode() >= SIGNALLED && isGone()) {
+                        throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " was disposed "
+                                + "of while " + GuestText.quote(command.toShellLine()) + " ran (here or by another "
+                                + "process); the command was stopped with it: acquire again for a fresh one");
+                    }
                     return new ExecResult(outcome.stdout(), outcome.stderr(), outcome.exitCode(),
                             Duration.ofNanos(System.nanoTime() - start));
                 case UNBOUND:
@@ -156,7 +184,7 @@ final class SbxSandbox implements Sandbox {
         String line = SbxReply.errorLineIn(said).orElse("");
         backend.cli().raiseShared(line);
         if (line.contains(SbxCli.NOT_FOUND)) {
-            return new SandboxException("backend '" + backend.name() + "': sandbox " + name + " no longer exists (it "
+            return new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " no longer exists (it "
                     + "was disposed of, here or by another process); acquire again for a fresh one");
         }
         return new SandboxException("backend '" + backend.name() + "': sbx exec failed before the command started"
@@ -167,6 +195,18 @@ final class SbxSandbox implements Sandbox {
         retired = true;
     }
 
+    /** Whether this instance is gone: its workspace deleted, or sbx no longer lists it under its id. */
+    private boolean isGone() {
+        if (!Files.isDirectory(workspace)) {
+            return true;
+        }
+        try {
+            return backend.cli().find(name).map(listing -> !listing.id().equals(id)).orElse(true);
+        } catch (RuntimeException unreachable) {
+            return false;
+        }
+    }
+
     private void requireLive() {
         if (retired || backend.isRetired(name, id)) {
             retired = true;
@@ -174,7 +214,7 @@ final class SbxSandbox implements Sandbox {
                     + "command in it could not be killed); acquire again and the backend replaces it");
         }
         if (!Files.isDirectory(workspace)) {
-            throw new SandboxException("backend '" + backend.name() + "': sandbox " + name + " was disposed of, here or "
+            throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " was disposed of, here or "
                     + "by another process; acquire it again for a fresh one");
         }
     }
@@ -184,6 +224,10 @@ final class SbxSandbox implements Sandbox {
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
         requireLive();
+        if (content == null) {
+            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
+        }
+        filesIn.refuseOversizeWrite(content.length, path);
         String confined = requireReachable(path, workingDirectory);
         files.writeFile(path, content, workingDirectory);
         handOver(confined);
@@ -219,7 +263,7 @@ final class SbxSandbox implements Sandbox {
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
         requireLive();
         requireReachable(path, workingDirectory);
-        return files.readFile(path, workingDirectory, maxBytes);
+        return files.readFile(path, workingDirectory, filesOut.readCap(maxBytes));
     }
 
     @Override
