@@ -78,6 +78,41 @@ final class ExecMarker {
         return killed;
     }
 
+    /**
+     * Every process of this user carrying {@code variable} at all, with the value it carries (the
+     * value stops at the first NUL, and at {@value #ENVIRON_READ_LIMIT} bytes of environment).
+     */
+    static java.util.Map<Long, String> valuesOf(String variable) {
+        java.util.Map<Long, String> found = new java.util.HashMap<>();
+        byte[] prefix = (variable + "=").getBytes(StandardCharsets.UTF_8);
+        long self = ProcessHandle.current().pid();
+        try (Stream<Path> entries = Files.list(PROC)) {
+            for (Path entry : (Iterable<Path>) entries::iterator) {
+                String name = entry.getFileName().toString();
+                if (name.isEmpty() || !name.chars().allMatch(Character::isDigit) || Long.parseLong(name) == self) {
+                    continue;
+                }
+                try (InputStream in = Files.newInputStream(entry.resolve("environ"))) {
+                    byte[] bytes = in.readNBytes(ENVIRON_READ_LIMIT);
+                    int at = indexOf(bytes, prefix);
+                    if (at >= 0) {
+                        int end = at + prefix.length;
+                        while (end < bytes.length && bytes[end] != 0) {
+                            end++;
+                        }
+                        found.put(Long.parseLong(name), new String(bytes, at + prefix.length,
+                                end - at - prefix.length, StandardCharsets.UTF_8));
+                    }
+                } catch (IOException | SecurityException e) {
+                    // Another user's process, or one that just ended.
+                }
+            }
+        } catch (IOException e) {
+            // /proc unreadable: nothing can be found.
+        }
+        return found;
+    }
+
     private List<Long> carriers() {
         List<Long> found = new ArrayList<>();
         long self = ProcessHandle.current().pid();

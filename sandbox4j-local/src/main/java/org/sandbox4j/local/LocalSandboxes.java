@@ -10,7 +10,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -161,6 +160,7 @@ final class LocalSandboxes {
                 limiter.release(group);
             }
         }
+        WorkspaceKeeper.endOrphans();
         for (String id : store.orphanLocks()) {
             store.locked(id, () -> {
                 if (!Files.exists(store.directory(id), LinkOption.NOFOLLOW_LINKS)) {

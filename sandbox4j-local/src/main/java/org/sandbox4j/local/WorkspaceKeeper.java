@@ -33,6 +33,8 @@ import org.sandbox4j.core.SandboxException;
 final class WorkspaceKeeper {
 
     static final String FILE = "keeper";
+    /** The variable every keeper carries: the sandbox directory it keeps the workspace of. */
+    static final String MARKER = "SANDBOX4J_KEEPER";
     private static final String READY = "keeper-ready";
     /** Mounts the tmpfs ($1 options) on $2, says so ($3), then holds the namespaces. Fixed text. */
     private static final String KEEP = "mount -t tmpfs -o \"$1\" sandbox4j-workspace \"$2\" || exit 125\n"
@@ -82,6 +84,8 @@ final class WorkspaceKeeper {
                     .redirectError(log.toFile());
             builder.environment().clear();
             builder.environment().put("PATH", "/usr/bin:/bin:/usr/sbin:/sbin");
+            // Found again by it should its sandbox's directory vanish without a disposal (endOrphans).
+            builder.environment().put(MARKER, sandboxDirectory.toAbsolutePath().toString());
             keeper = builder.start();
         } catch (IOException e) {
             throw new SandboxException("backend '" + backendName + "' could not start the keeper of a sandbox's "
@@ -140,6 +144,27 @@ final class WorkspaceKeeper {
     /** Ends the keeper recorded in {@code sandboxDirectory}, if it runs: its tmpfs goes when nothing uses it. */
     static void end(Path sandboxDirectory) {
         find(sandboxDirectory).ifPresent(WorkspaceKeeper::kill);
+    }
+
+    /**
+     * Ends every keeper of this user whose sandbox directory no longer exists (deleted without a
+     * disposal, say with its whole state root): it holds memory and keeps nothing anyone can reach.
+     *
+     * @return how many it ended
+     */
+    static int endOrphans() {
+        int ended = 0;
+        for (var keeper : ExecMarker.valuesOf(MARKER).entrySet()) {
+            try {
+                if (!Files.exists(Path.of(keeper.getValue()), java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        && ProcessHandle.of(keeper.getKey()).map(ProcessHandle::destroyForcibly).orElse(false)) {
+                    ended++;
+                }
+            } catch (RuntimeException unreadable) {
+                // Not a path: not one of ours.
+            }
+        }
+        return ended;
     }
 
     boolean alive() {

@@ -96,6 +96,20 @@ class BubblewrapCrashReapingTest {
         }
     }
 
+    @Test
+    void afterAKilledOwnerWithFiveRunningProcessSandboxesTheNextBackendLeavesNothingWithinFiveSeconds()
+            throws Exception {
+        Process owner = CrashedOwner.start(stateRoot, "default", ProcessBackend.TYPE);
+        CrashedOwner.killHard(owner);
+        CrashedOwner.Recovery recovery = CrashedOwner.recover(stateRoot.resolve(ProcessBackend.TYPE),
+                () -> ProcessBackend.builder().stateRoot(stateRoot).build());
+
+        assertThat(recovery.before().processes()).as("the killed owner's commands ran on")
+                .hasSizeGreaterThanOrEqualTo(CrashedOwner.SANDBOXES);
+        assertThat(recovery.after()).as("left %s after %s", recovery.after(), recovery.took())
+                .matches(CrashedOwner.Leftovers::isEmpty);
+    }
+
     private CrashedOwner.Recovery crashAndRecover(String cgroupRoot, BubblewrapBackend.Builder next) throws Exception {
         Process owner = CrashedOwner.start(stateRoot, cgroupRoot);
         CrashedOwner.killHard(owner);

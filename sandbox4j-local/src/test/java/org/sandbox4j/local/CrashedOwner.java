@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.sandbox4j.core.KeyDigest;
 import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 
@@ -31,6 +32,8 @@ final class CrashedOwner {
     static final String READY = "READY";
     private static final Duration CHILD_BOUND = Duration.ofMinutes(2);
     private static final SandboxSpec SPEC = SandboxSpec.builder("crash").build();
+    private static final SandboxSpec PROCESS_SPEC = SandboxSpec.builder("crash")
+            .egress(org.sandbox4j.core.Egress.UNRESTRICTED).build();
     private static final List<String> GROUP_HIERARCHIES = List.of("memory", "pids", "cpu", "unified");
 
     private CrashedOwner() {
@@ -41,26 +44,29 @@ final class CrashedOwner {
      * and starts a command that outlives any test in each (a sleep and a setsid child of it), says
      * {@value #READY} once every command is recorded as running, and waits to be killed.
      *
-     * <p>Arguments: the state root, and the cgroup root ({@code default} for the host's).
+     * <p>Arguments: the state root, the cgroup root ({@code default} for the host's), and the
+     * backend ({@code bubblewrap} or {@code process}).
      */
     public static void main(String[] args) throws Exception {
         Path root = Path.of(args[0]);
-        BubblewrapBackend.Builder builder = BubblewrapBackend.builder().stateRoot(root);
-        if (!args[1].equals("default")) {
-            builder.cgroupRoot(Path.of(args[1]));
-        }
-        BubblewrapBackend backend = builder.build();
+        Path cgroupRoot = args[1].equals("default") ? BubblewrapBackend.DEFAULT_CGROUP_ROOT : Path.of(args[1]);
+        boolean process = args.length > 2 && args[2].equals(ProcessBackend.TYPE);
+        SandboxBackend backend = process
+                ? ProcessBackend.builder().stateRoot(root).cgroupRoot(cgroupRoot).build()
+                : BubblewrapBackend.builder().stateRoot(root).cgroupRoot(cgroupRoot).build();
+        SandboxSpec spec = process ? PROCESS_SPEC : SPEC;
         for (int i = 0; i < SANDBOXES; i++) {
-            Sandbox sandbox = backend.acquire(new SandboxKey("crash", "thread-" + i, "agent"), SPEC);
-            String work = SPEC.workDirIn(sandbox);
+            Sandbox sandbox = backend.acquire(new SandboxKey("crash", "thread-" + i, "agent"), spec);
+            String work = spec.workDirIn(sandbox);
             sandbox.writeFile("before-the-crash.txt", "written " + i, work);
             Thread running = new Thread(() -> sandbox.exec(List.of("sh", "-c", "setsid sleep 300 & sleep 300"), work,
                     Duration.ofMinutes(10)));
             running.setDaemon(true);
             running.start();
         }
+        Path store = root.resolve(process ? ProcessBackend.TYPE : BubblewrapBackend.TYPE);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (runningLaunches(backend.stateDirectory()) < SANDBOXES && System.nanoTime() < deadline) {
+        while (runningLaunches(store) < SANDBOXES && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
         System.out.println(READY);
@@ -68,12 +74,17 @@ final class CrashedOwner {
         Thread.sleep(CHILD_BOUND.toMillis());
     }
 
-    /** Starts {@link #main} in a child JVM on this class path and returns it once it said {@value #READY}. */
+    /** Starts {@link #main} for bubblewrap in a child JVM and returns it once it said {@value #READY}. */
     static Process start(Path stateRoot, String cgroupRoot) throws IOException {
+        return start(stateRoot, cgroupRoot, BubblewrapBackend.TYPE);
+    }
+
+    /** Starts {@link #main} for {@code backend} in a child JVM on this class path, once it said {@value #READY}. */
+    static Process start(Path stateRoot, String cgroupRoot, String backend) throws IOException {
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-                classPath, CrashedOwner.class.getName(), stateRoot.toString(), cgroupRoot).redirectErrorStream(true)
-                .start();
+                classPath, CrashedOwner.class.getName(), stateRoot.toString(), cgroupRoot, backend)
+                .redirectErrorStream(true).start();
         StringBuilder said = new StringBuilder();
         BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
         String line;
@@ -102,16 +113,25 @@ final class CrashedOwner {
      */
     static Recovery recover(Path stateRoot, BubblewrapBackend.Builder builder) throws IOException,
             InterruptedException {
-        Path store = stateRoot.resolve(BubblewrapBackend.TYPE);
+        return recover(stateRoot.resolve(BubblewrapBackend.TYPE), () -> builder.stateRoot(stateRoot).build());
+    }
+
+    /** As {@link #recover(Path, BubblewrapBackend.Builder)} for any local backend on {@code store}. */
+    static Recovery recover(Path store, java.util.function.Supplier<AutoCloseable> backend) throws IOException,
+            InterruptedException {
         Leftovers before = leftovers(store);
         long start = System.nanoTime();
-        try (BubblewrapBackend ignored = builder.stateRoot(stateRoot).build()) {
+        try (AutoCloseable ignored = backend.get()) {
             Leftovers left = leftovers(store);
             while (!left.isEmpty() && System.nanoTime() - start < RECOVERY_BOUND.toNanos()) {
                 Thread.sleep(50);
                 left = leftovers(store);
             }
             return new Recovery(before, left, Duration.ofNanos(System.nanoTime() - start));
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            throw e;
+        } catch (Exception closing) {
+            throw new IllegalStateException(closing);
         }
     }
 
@@ -144,7 +164,11 @@ final class CrashedOwner {
         return new Leftovers(processesNaming(store), groupsOf(store), directories, locks);
     }
 
-    /** Every process whose command line names {@code store} (each bwrap binds its sandbox's workspace from it). */
+    /**
+     * Every live process whose command line names {@code store} (each bwrap binds its sandbox's
+     * workspace from it, each keeper mounts on it) or whose working directory is under it (an
+     * os_process guest runs in its workspace).
+     */
     private static List<Long> processesNaming(Path store) throws IOException {
         byte[] needle = store.toString().getBytes(StandardCharsets.UTF_8);
         List<Long> found = new ArrayList<>();
@@ -153,7 +177,9 @@ final class CrashedOwner {
             for (Path process : all) {
                 try {
                     byte[] cmdline = Files.readAllBytes(process.resolve("cmdline"));
-                    if (contains(cmdline, needle) && !isZombie(process)) {
+                    boolean inStore = contains(cmdline, needle) || Files.readSymbolicLink(process.resolve("cwd"))
+                            .startsWith(store);
+                    if (inStore && !isZombie(process)) {
                         found.add(Long.parseLong(process.getFileName().toString()));
                     }
                 } catch (IOException gone) {
