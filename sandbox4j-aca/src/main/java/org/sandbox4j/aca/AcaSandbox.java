@@ -294,6 +294,11 @@ final class AcaSandbox implements Sandbox {
         if (!(listing.get("entries") instanceof List<?> entries)) {
             throw unreadable("list " + GuestText.quote(path), "no 'entries' array");
         }
+        if (entries.size() > HostCeilings.MAX_LISTED_ENTRIES) {
+            throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than "
+                    + HostCeilings.MAX_LISTED_ENTRIES + " entries, more than one listing returns; nothing was listed: "
+                    + "list a subdirectory, or have the guest summarise it through exec");
+        }
         List<SandboxEntry> result = new ArrayList<>();
         for (Object item : entries) {
             Map<String, Object> object = AcaJson.asObject(item);

@@ -1,0 +1,74 @@
+package org.sandbox4j.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+
+/**
+ * What disposal leaves of a sandbox under the state root, whatever its guest made: nothing — no
+ * half-removed directory, no lock file — even for a tree deeper than any path can name (which a
+ * path-based removal left behind as an undeletable {@code .removing-*}). The TCK can only see that
+ * a re-acquire starts empty; this looks at the host side.
+ */
+class LocalDisposalTest {
+
+    private static final SandboxKey KEY = new SandboxKey("disposal", "thread", "agent");
+    private static final Duration TIMEOUT = Duration.ofSeconds(120);
+
+    private Path stateRoot;
+    private SandboxBackend backend;
+
+    @BeforeEach
+    void stateRoot() throws IOException {
+        stateRoot = Files.createTempDirectory("s4jd");
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (backend != null) {
+            backend.dispose(KEY);
+            ((AutoCloseable) backend).close();
+        }
+        LocalStore.deleteTree(stateRoot);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void aTreeDeeperThanAnyPathLeavesNothingUnderTheStateRoot(String type) throws IOException {
+        boolean process = type.equals(ProcessBackend.TYPE);
+        backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
+                : BubblewrapBackend.builder().stateRoot(stateRoot).build();
+        SandboxSpec spec = SandboxSpec.builder("disposal").egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+        ExecResult made = sandbox.exec(List.of("sh", "-c", "i=0; while [ $i -lt 2500 ]; do mkdir d && cd d || exit 1; "
+                + "i=$((i+1)); done; : > bottom; chmod 500 .."), work, TIMEOUT);
+        assertThat(made.exitCode()).as(made.stderrText()).isZero();
+
+        backend.dispose(KEY);
+
+        Path store = stateRoot.resolve(type);
+        try (Stream<Path> left = Files.list(store)) {
+            assertThat(left.map(path -> path.getFileName().toString()))
+                    .as("what disposal left under the state root").isSubsetOf(".locks", ".guest-etc");
+        }
+        try (Stream<Path> locks = Files.list(store.resolve(".locks"))) {
+            assertThat(locks).as("lock files").isEmpty();
+        }
+    }
+}
