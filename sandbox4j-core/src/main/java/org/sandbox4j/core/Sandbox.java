@@ -20,6 +20,18 @@ import java.util.Optional;
  * A link anywhere on that chain is an escape: {@link SandboxPathNotConfined}. A plain file on it
  * is not: {@link SandboxNotADirectory}.
  *
+ * <h2>Limits and bad input</h2>
+ * Every {@link #writeFile} and {@link #readFile} is one file held, before a byte moves, to the
+ * per-file cap of the spec the sandbox was acquired with ({@link SandboxSpec#filesIn()},
+ * {@link SandboxSpec#filesOut()}); a batch of files (execute_code's {@code files}, declared
+ * outputs) is held to all three legs by whoever sends it. No read and no listing holds more than
+ * {@link HostCeilings} allows, whatever the caller asks; past a cap the call is refused whole with
+ * {@link SandboxTransferCapExceeded}, never truncated. A path or working directory that is null,
+ * holds a NUL, a backslash or a lone surrogate is refused as {@link SandboxPathNotConfined}; other
+ * bad arguments (null content, a negative {@code maxBytes}) as {@link IllegalArgumentException}.
+ * A sandbox disposed of before or during a call — by this process or another — ends it with
+ * {@link SandboxDisposed}, never with an exit code a kill left.
+ *
  * <h2>Capabilities</h2>
  * {@link #writeFile} ({@link Capability#FILES_IN}) and {@link #exec} ({@link Capability#EXEC}) are
  * obligatory. {@link #stat} and {@link #readFile} are the pull surface

@@ -1,12 +1,15 @@
 package org.sandbox4j.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -16,14 +19,16 @@ import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 
 /**
- * What disposal leaves of a sandbox under the state root, whatever its guest made: nothing — no
- * half-removed directory, no lock file — even for a tree deeper than any path can name (which a
- * path-based removal left behind as an undeletable {@code .removing-*}). The TCK can only see that
- * a re-acquire starts empty; this looks at the host side.
+ * Disposal as the host sees it, on both local backends: a command in flight ends with
+ * {@link SandboxDisposed}, and so does every later call on the handle; and nothing of the sandbox
+ * stays under the state root — no half-removed directory, no lock file — even for a tree deeper
+ * than any path can name (which a path-based removal left behind as an undeletable
+ * {@code .removing-*}). The TCK can only see that a re-acquire starts empty; this looks at the host.
  */
 class LocalDisposalTest {
 
@@ -49,11 +54,29 @@ class LocalDisposalTest {
 
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void anExecInFlightDuringADisposalAndEveryCallAfterEndWithSandboxDisposed(String type) throws Exception {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+        sandbox.writeFile("before.txt", "x", work);
+        CompletableFuture<ExecResult> running = CompletableFuture.supplyAsync(() -> sandbox.exec(List.of("sh", "-c",
+                ": > started; sleep 60"), work, TIMEOUT));
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (sandbox.stat("started", work).isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+
+        backend.dispose(KEY);
+
+        assertThatThrownBy(() -> running.get(60, TimeUnit.SECONDS)).hasCauseInstanceOf(SandboxDisposed.class);
+        assertThatThrownBy(() -> sandbox.exec(List.of("true"), work, TIMEOUT)).isInstanceOf(SandboxDisposed.class);
+        assertThatThrownBy(() -> sandbox.readFile("before.txt", work, 10)).isInstanceOf(SandboxDisposed.class);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aTreeDeeperThanAnyPathLeavesNothingUnderTheStateRoot(String type) throws IOException {
-        boolean process = type.equals(ProcessBackend.TYPE);
-        backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
-                : BubblewrapBackend.builder().stateRoot(stateRoot).build();
-        SandboxSpec spec = SandboxSpec.builder("disposal").egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
+        SandboxSpec spec = backendOf(type);
         Sandbox sandbox = backend.acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
         ExecResult made = sandbox.exec(List.of("sh", "-c", "i=0; while [ $i -lt 2500 ]; do mkdir d && cd d || exit 1; "
@@ -70,5 +93,13 @@ class LocalDisposalTest {
         try (Stream<Path> locks = Files.list(store.resolve(".locks"))) {
             assertThat(locks).as("lock files").isEmpty();
         }
+    }
+
+    /** Builds {@link #backend} of {@code type}; returns the spec that backend serves. */
+    private SandboxSpec backendOf(String type) {
+        boolean process = type.equals(ProcessBackend.TYPE);
+        backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
+                : BubblewrapBackend.builder().stateRoot(stateRoot).build();
+        return SandboxSpec.builder("disposal").egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
     }
 }
