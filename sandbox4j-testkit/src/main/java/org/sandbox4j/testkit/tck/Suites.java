@@ -11,7 +11,7 @@ public final class Suites {
     /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
     public static List<Suite> all() {
         return List.of(filesIn(), filesOut(), filesList(), filesDelete(), lifecycle(), reclaim(), isolation(),
-                egressClosed(), egressAllowlist(), exec(), hostile());
+                egressClosed(), egressAllowlist(), hostile(), exec());
     }
 
     /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
