@@ -23,6 +23,7 @@ import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.sandbox4j.core.KeyDigest;
 import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
@@ -77,11 +78,11 @@ class BubblewrapSharedStateTest {
 
         assertThat(directory).as("the sandbox directory, after the other replica disposed of it").doesNotExist();
         assertThatThrownBy(() -> sandbox.exec(List.of("true"), WORK, TIMEOUT))
-                .isExactlyInstanceOf(SandboxException.class)
+                .isExactlyInstanceOf(SandboxDisposed.class)
                 .hasMessageContaining("was disposed of")
                 .hasMessageContaining("acquire it again");
         assertThatThrownBy(() -> sandbox.readFile("note.txt", WORK, 100))
-                .isExactlyInstanceOf(SandboxException.class).hasMessageContaining("was disposed of");
+                .isExactlyInstanceOf(SandboxDisposed.class).hasMessageContaining("was disposed of");
         assertThat(first.acquire(key, SandboxSpec.builder("shared").build()).stat("note.txt", WORK))
                 .as("acquiring again gives a fresh, empty sandbox").isEmpty();
     }

@@ -22,6 +22,7 @@ import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.testkit.tck.HostileSuite;
 
 /**
  * Disposal as the host sees it, on both local backends: a command in flight ends with
@@ -79,8 +80,8 @@ class LocalDisposalTest {
         SandboxSpec spec = backendOf(type);
         Sandbox sandbox = backend.acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
-        ExecResult made = sandbox.exec(List.of("sh", "-c", "i=0; while [ $i -lt 2500 ]; do mkdir d && cd d || exit 1; "
-                + "i=$((i+1)); done; : > bottom; chmod 500 .."), work, TIMEOUT);
+        ExecResult made = sandbox.exec(List.of("sh", "-c", HostileSuite.DEEP_TREE + "\nchmod 500 deep/d/d", "deep",
+                work, "1250"), work, TIMEOUT);
         assertThat(made.exitCode()).as(made.stderrText()).isZero();
 
         backend.dispose(KEY);

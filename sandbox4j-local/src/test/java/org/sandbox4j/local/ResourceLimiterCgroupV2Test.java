@@ -107,7 +107,7 @@ class ResourceLimiterCgroupV2Test {
         assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
 
         assertThat(process.exitValue()).isEqualTo(125);
-        assertThat(said).contains("cannot join the control group");
+        assertThat(said).contains("cannot join the sandbox's control group");
         assertThat(marker).as("the command never ran outside its group").doesNotExist();
     }
 

@@ -60,6 +60,20 @@ public final class HostileSuite {
     private static final Duration ENDING_BOUND = Duration.ofSeconds(60);
     private static final byte[] KEPT = "a decoy file: a disposal must never reach it\n".getBytes(StandardCharsets.UTF_8);
 
+    /**
+     * Makes, in directory {@code $1}, a chain of directories {@code 2 × $2 + 2} levels deep with a
+     * file at the bottom. A shell's {@code cd} keeps an absolute path and fails once it passes
+     * PATH_MAX (about 2000 levels of {@code d/}), so two chains of {@code $2} levels are made apart
+     * and the second is moved to the bottom of the first. Fixed text.
+     */
+    public static final String DEEP_TREE = String.join("\n",
+            "cd \"$1\" || exit 1",
+            "chain() { ( cd \"$1\" || exit 1; i=0; while [ \"$i\" -lt \"$2\" ]; do mkdir d && cd d || exit 1; "
+                    + "i=$((i+1)); done; : > bottom ); }",
+            "mkdir -p deep deep-second && chain deep \"$2\" && chain deep-second \"$2\" || exit 1",
+            "bottom=deep; i=0; while [ \"$i\" -lt \"$2\" ]; do bottom=\"$bottom/d\"; i=$((i+1)); done",
+            "mv deep-second \"$bottom/deep-second\"");
+
     private HostileSuite() {
     }
 
@@ -307,9 +321,8 @@ public final class HostileSuite {
         try {
             ProbeSandboxes.Placed placed = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
                     context.spec());
-            ExecResult made = placed.sandbox().exec(List.of("sh", "-c", "cd \"$1\" && i=0; while [ \"$i\" -lt \"$2\" ]; "
-                    + "do mkdir d && cd d || exit 1; i=$((i+1)); done; : > bottom", "deep", placed.workingDirectory(),
-                    Integer.toString(DEEP_LEVELS)), placed.workingDirectory(), context.execTimeout());
+            ExecResult made = placed.sandbox().exec(List.of("sh", "-c", DEEP_TREE, "deep", placed.workingDirectory(),
+                    Integer.toString(DEEP_LEVELS / 2)), placed.workingDirectory(), context.execTimeout());
             Check.that(made.exitCode() == 0, "positive control: the guest could not make a tree " + DEEP_LEVELS
                     + " levels deep: " + made.stderrText());
 
@@ -317,7 +330,7 @@ public final class HostileSuite {
 
             ProbeSandboxes.Placed again = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
                     context.spec());
-            Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("d")),
+            Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("deep")),
                     "a re-acquire after disposing of a deep tree still holds it");
         } finally {
             ProbeSandboxes.disposeQuietly(context.backend(), key);
