@@ -21,6 +21,7 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.Disposals;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
@@ -170,6 +171,9 @@ public final class AcaBackend implements SandboxBackend {
             return create(slot, spec, labels, egressPolicy).limitedTo(spec);
         }
     }
+
+    /** Sandboxes this process is deleting right now. */
+    private final Disposals disposals = new Disposals();
 
     /** Whether the service no longer has sandbox {@code id} (or is deleting it). */
     boolean isGone(String id) {
@@ -507,12 +511,21 @@ public final class AcaBackend implements SandboxBackend {
 
     /** DELETE, not awaited (the sandbox may still list briefly); true when the service accepted it. */
     boolean deleteQuietly(String id) {
-        try {
-            return client.deleteSandbox(id);
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not delete sandbox " + id + ": "
-                    + ErrorDetail.of(e));
-            return false;
-        }
+        boolean[] accepted = {false};
+        // Known before the delete, so an exec it ends says so at once (SandboxDisposed), not with a kill's exit code.
+        disposals.removing(id, () -> {
+            try {
+                accepted[0] = client.deleteSandbox(id);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not delete sandbox " + id + ": "
+                        + ErrorDetail.of(e));
+            }
+        });
+        return accepted[0];
+    }
+
+    /** Whether sandbox {@code id} was disposed of, or is being (here, or by another process as the service says). */
+    boolean wasDisposedOf(String id) {
+        return disposals.wasDisposedOf(id, () -> isGone(id));
     }
 }

@@ -169,7 +169,7 @@ final class AcaSandbox implements Sandbox {
         }
         AcaExecScript.Finished finished = (AcaExecScript.Finished) outcome;
         // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
-        if (finished.exitCode() >= SIGNALLED && backend.isGone(id)) {
+        if (finished.exitCode() >= SIGNALLED && backend.wasDisposedOf(id)) {
             throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + id + " was disposed of while "
                     + GuestText.quote(command.toShellLine()) + " ran; acquire again for a fresh one");
         }

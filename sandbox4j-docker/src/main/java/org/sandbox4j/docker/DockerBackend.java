@@ -44,6 +44,7 @@ import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
+import org.sandbox4j.core.Disposals;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
@@ -149,6 +150,8 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     private final String user;
     private final DockerLimits limits;
     private final boolean readOnlyRoot;
+    /** Containers this process is removing right now. */
+    private final Disposals disposals = new Disposals();
     private final PullPolicy pullPolicy;
     private final Duration pullTimeout;
     private final Path egressRoot;
@@ -642,6 +645,13 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     }
 
     private boolean removeQuietly(String containerId) {
+        boolean[] removed = {false};
+        // Known before the kill, so an exec it ends says so at once (SandboxDisposed), not with exit 137.
+        disposals.removing(containerId, () -> removed[0] = removeNow(containerId));
+        return removed[0];
+    }
+
+    private boolean removeNow(String containerId) {
         try {
             engine.control().removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec();
             return true;
@@ -796,6 +806,11 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         return new SandboxDisposed("backend '" + name + "': container " + containerName + " was disposed of while the "
                 + "command ran (by this or another process); the command was stopped with everything it started: "
                 + "acquire the sandbox again", cause);
+    }
+
+    /** Whether the container was disposed of, or is being (here, or by another process as the engine says). */
+    boolean wasDisposedOf(String containerId) {
+        return disposals.wasDisposedOf(containerId, () -> isGone(containerId));
     }
 
     /** Whether the container no longer exists, or is being removed. */

@@ -124,14 +124,16 @@ final class DockerSandbox implements Sandbox {
         try {
             ExecResult result = execOnce(command, options);
             // A kill's exit code (128 + signal) on a container disposed of meanwhile is not the command's word.
-            if (result.exitCode() >= SIGNALLED && backend.isGone(containerId)) {
+            if (result.exitCode() >= SIGNALLED && backend.wasDisposedOf(containerId)) {
                 throw backend.disposedDuring(containerName, null);
             }
             return result;
-        } catch (SandboxDisposed | SandboxInterrupted passOn) {
+        } catch (SandboxDisposed | SandboxInterrupted | SandboxTimeoutException | SandboxExecOutputLimitExceeded
+                passOn) {
+            // A timeout or a cap stays what it is, even where the backend retired the container to end it.
             throw passOn;
         } catch (SandboxException failed) {
-            if (backend.isGone(containerId)) {
+            if (backend.wasDisposedOf(containerId)) {
                 throw backend.disposedDuring(containerName, failed);
             }
             throw failed;

@@ -36,6 +36,7 @@ import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.Disposals;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TreeRemoval;
 import org.sandbox4j.core.WorkspaceFiles;
@@ -354,6 +355,14 @@ public final class SbxBackend implements SandboxBackend {
 
     // ---------------------------------------------------------------- dispose
 
+    /** Sandboxes this process is removing right now. */
+    private final Disposals disposals = new Disposals();
+
+    /** Whether {@code sandbox} was disposed of, or is being (here, or by another process as sbx says). */
+    boolean wasDisposedOf(SbxSandbox sandbox) {
+        return disposals.wasDisposedOf(sandbox.sandboxName(), sandbox::isGone);
+    }
+
     @Override
     public void dispose(SandboxKey key) {
         Objects.requireNonNull(key, "key");
@@ -387,7 +396,10 @@ public final class SbxBackend implements SandboxBackend {
             }
             for (String candidate : candidates) {
                 try {
-                    if (cli.rm(candidate)) {
+                    boolean[] gone = {false};
+                    // Known before the removal, so an exec it ends says so at once (SandboxDisposed).
+                    disposals.removing(candidate, () -> gone[0] = cli.rm(candidate));
+                    if (gone[0]) {
                         removed++;
                     }
                     deleteAll(before.getOrDefault(candidate, List.of()));
@@ -421,7 +433,7 @@ public final class SbxBackend implements SandboxBackend {
         if (!listing.get().id().equals(id)) {
             return false;
         }
-        cli.rm(sandboxName);
+        disposals.removing(sandboxName, () -> cli.rm(sandboxName));
         return true;
     }
 

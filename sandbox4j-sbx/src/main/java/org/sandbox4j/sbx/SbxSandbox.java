@@ -149,7 +149,7 @@ final class SbxSandbox implements Sandbox {
             switch (outcome.ending()) {
                 case STARTED:
                     // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
-                    if (outcome.exitCode() >= SIGNALLED && isGone()) {
+                    if (outcome.exitCode() >= SIGNALLED && backend.wasDisposedOf(this)) {
                         throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " was disposed "
                                 + "of while " + GuestText.quote(command.toShellLine()) + " ran (here or by another "
                                 + "process); the command was stopped with it: acquire again for a fresh one");
@@ -196,7 +196,7 @@ final class SbxSandbox implements Sandbox {
     }
 
     /** Whether this instance is gone: its workspace deleted, or sbx no longer lists it under its id. */
-    private boolean isGone() {
+    boolean isGone() {
         if (!Files.isDirectory(workspace)) {
             return true;
         }
