@@ -143,6 +143,12 @@ final class AcaSandbox implements Sandbox {
         Map<String, Object> result = client.object(answer(response, "run a command"));
         Object code = result.get("exitCode");
         String stdout = Objects.requireNonNullElse(AcaJson.text(result, "stdout"), "");
+        if (code instanceof BigDecimal number && number.intValue() >= SIGNALLED && stdout.isEmpty()
+                && backend.wasDisposedOf(id)) {
+            // Killed before the wrapper printed anything, with its sandbox: not the wrapper failing to start.
+            throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + id + " was disposed of while "
+                    + GuestText.quote(command.toShellLine()) + " ran; acquire again for a fresh one");
+        }
         if (code instanceof BigDecimal number && number.intValue() != 0 && stdout.isEmpty()) {
             throw new SandboxException("backend '" + backend.name() + "': the exec wrapper could not start (exit "
                     + number.intValue() + ", " + GuestText.quote(Objects.requireNonNullElse(AcaJson.text(result,

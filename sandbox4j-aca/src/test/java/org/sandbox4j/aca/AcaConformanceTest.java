@@ -66,9 +66,8 @@ class AcaConformanceTest {
             servers.forEach(LoopbackHttpServer::close);
         }
         if (stateRoot != null) {
-            try (Stream<Path> paths = Files.walk(stateRoot)) {
-                paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-            }
+            org.sandbox4j.core.TreeRemoval.remove(stateRoot, org.sandbox4j.core.TreeRemoval.Mode.PROCESSES_STOPPED,
+                    org.sandbox4j.core.TreeRemoval.DEFAULT_DEADLINE);
         }
     }
 

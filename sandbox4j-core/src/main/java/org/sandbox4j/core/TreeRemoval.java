@@ -331,7 +331,8 @@ public final class TreeRemoval {
                 + (cause == null ? "" : " (" + ErrorDetail.of(cause) + ")"), cause);
     }
 
-    private static Optional<BasicFileAttributes> attributes(SecureDirectoryStream<Path> directory, Path name)
+    /** The no-follow stat of {@code name} in the open {@code directory}; empty when nothing is there. */
+    static Optional<BasicFileAttributes> attributes(SecureDirectoryStream<Path> directory, Path name)
             throws IOException {
         try {
             return Optional.of(directory.getFileAttributeView(name, BasicFileAttributeView.class,

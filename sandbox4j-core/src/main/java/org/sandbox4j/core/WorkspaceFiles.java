@@ -16,7 +16,6 @@ import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -613,12 +612,7 @@ public final class WorkspaceFiles {
 
     private static Optional<BasicFileAttributes> attributes(SecureDirectoryStream<Path> directory, Path entry)
             throws IOException {
-        try {
-            return Optional.of(directory.getFileAttributeView(entry, BasicFileAttributeView.class,
-                    LinkOption.NOFOLLOW_LINKS).readAttributes());
-        } catch (NoSuchFileException absent) {
-            return Optional.empty();
-        }
+        return TreeRemoval.attributes(directory, entry);
     }
 
     private static Optional<SandboxEntry> describe(SecureDirectoryStream<Path> directory, Path entry, String relative)

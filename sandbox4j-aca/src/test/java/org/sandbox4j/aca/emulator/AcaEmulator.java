@@ -1633,14 +1633,11 @@ public final class AcaEmulator implements AutoCloseable {
         return h;
     }
 
+    /** As the service removes a sandbox's disk: whole, however deep its guest made it, never following a link. */
     private static void removeTree(Path root) {
-        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+        try {
+            org.sandbox4j.core.TreeRemoval.remove(root, org.sandbox4j.core.TreeRemoval.Mode.PROCESSES_STOPPED,
+                    org.sandbox4j.core.TreeRemoval.DEFAULT_DEADLINE);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
