@@ -140,9 +140,17 @@ final class AcaClient {
     }
 
     /** The file's bytes, read up to {@code maxBytes} (one more refuses the answer). */
+    /**
+     * A file's content. Bounded by {@link #FILE_READ_TIMEOUT} at most: the service reads what its
+     * guest made, and a FIFO swapped in for a file would keep the request open until the timeout.
+     */
     AcaHttp.Response read(String id, String path, long maxBytes) {
-        return http.get(sandboxPath(id) + "/files", AcaHttp.query("path", path), timeout, maxBytes);
+        Duration bound = timeout.compareTo(FILE_READ_TIMEOUT) < 0 ? timeout : FILE_READ_TIMEOUT;
+        return http.get(sandboxPath(id) + "/files", AcaHttp.query("path", path), bound, maxBytes);
     }
+
+    /** The longest one file read may take (a read of the host's largest allowed file over a slow link included). */
+    static final Duration FILE_READ_TIMEOUT = Duration.ofSeconds(30);
 
     AcaHttp.Response write(String id, String path, byte[] content) {
         return http.send(new AcaHttp.Call("PUT", sandboxPath(id) + "/files", AcaHttp.query("path", path, "createDirs",

@@ -54,8 +54,11 @@ public final class HostileSuite {
     private static final long BOMB_SLACK_MIB = 16;
     /** How long the FIFO probe keeps calling while the guest swaps. */
     private static final Duration SWAPPING = Duration.ofSeconds(3);
-    /** A host call that takes longer than this is blocked, not slow. */
-    private static final Duration CALL_BOUND = Duration.ofSeconds(20);
+    /**
+     * A host call that takes longer than this is blocked, not slow: above any backend's own
+     * deadline on one file call (a typed timeout is an answer), far below "forever".
+     */
+    private static final Duration CALL_BOUND = Duration.ofSeconds(45);
     /** How long a disposed exec may take to end. */
     private static final Duration ENDING_BOUND = Duration.ofSeconds(60);
     private static final byte[] KEPT = "a decoy file: a disposal must never reach it\n".getBytes(StandardCharsets.UTF_8);
