@@ -215,10 +215,7 @@ final class AcaSandbox implements Sandbox {
 
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        if (content == null) {
-            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
-        }
-        filesIn.refuseOversizeWrite(content.length, path);
+        filesIn.refuseOversizeWrite(content, path);
         String confined = GuestPaths.confineWritePath(rawStat, path, workingDirectory);
         AcaHttp.Response response = client.write(id, confined, content);
         if (response.status() == 400 && "PathIsDirectory".equals(AcaClient.errorCode(response).orElse(""))) {
@@ -235,10 +232,7 @@ final class AcaSandbox implements Sandbox {
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long requestedMaxBytes) {
-        if (requestedMaxBytes < 0) {
-            throw new IllegalArgumentException("maxBytes cannot be negative, not " + requestedMaxBytes);
-        }
-        long maxBytes = Math.min(filesOut.readCap(requestedMaxBytes), HostCeilings.MAX_BUFFERED_BYTES);
+        long maxBytes = filesOut.readCap(requestedMaxBytes);
         String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
         RawEntry entry = rawEntry(confined).orElseThrow(() -> new SandboxFileNotFound(GuestText.quote(path)
                 + " does not exist"));

@@ -1,7 +1,6 @@
 package org.sandbox4j.core;
 
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A command for {@link Sandbox#exec}. {@link #argv} is the default and is never interpreted by a
@@ -13,10 +12,13 @@ public sealed interface Command permits Command.Argv, Command.Shell {
 
     /** An argument vector: {@code argv("printf", "%s", userText)} is safe whatever {@code userText} holds. */
     static Argv argv(String program, String... arguments) {
+        if (arguments == null) {
+            throw new IllegalArgumentException("an argv command's arguments cannot be null (pass none instead)");
+        }
         String[] words = new String[arguments.length + 1];
         words[0] = program;
         System.arraycopy(arguments, 0, words, 1, arguments.length);
-        return new Argv(List.of(words));
+        return new Argv(java.util.Arrays.asList(words));
     }
 
     static Argv argv(List<String> words) {
@@ -34,6 +36,14 @@ public sealed interface Command permits Command.Argv, Command.Shell {
     /** @param words the program and its arguments; at least one word, none null, none containing NUL */
     record Argv(List<String> words) implements Command {
         public Argv {
+            if (words == null) {
+                throw new IllegalArgumentException("an argv command needs its words, not null");
+            }
+            for (String word : words) {
+                if (word == null) {
+                    throw new IllegalArgumentException("an argv word cannot be null");
+                }
+            }
             words = List.copyOf(words);
             if (words.isEmpty()) {
                 throw new IllegalArgumentException("an argv command needs at least the program");
@@ -58,9 +68,8 @@ public sealed interface Command permits Command.Argv, Command.Shell {
     /** @param line a fixed shell template; not blank, no NUL */
     record Shell(String line) implements Command {
         public Shell {
-            Objects.requireNonNull(line, "line");
-            if (line.isBlank()) {
-                throw new IllegalArgumentException("a shell command cannot be blank");
+            if (line == null || line.isBlank()) {
+                throw new IllegalArgumentException("a shell command cannot be null or blank");
             }
             if (line.indexOf('\0') >= 0) {
                 throw new IllegalArgumentException("a shell command cannot contain a NUL character");

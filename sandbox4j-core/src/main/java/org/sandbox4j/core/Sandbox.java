@@ -56,7 +56,7 @@ public interface Sandbox {
 
     /** Writes {@code content} as UTF-8, whatever the host's locale. */
     default void writeFile(String path, String content, String workingDirectory) {
-        writeFile(path, content.getBytes(StandardCharsets.UTF_8), workingDirectory);
+        writeFile(path, content == null ? null : content.getBytes(StandardCharsets.UTF_8), workingDirectory);
     }
 
     /**

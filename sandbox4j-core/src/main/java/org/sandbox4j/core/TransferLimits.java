@@ -29,25 +29,48 @@ public record TransferLimits(long maxBytesPerFile, long maxTotalBytes, int maxFi
     }
 
     /**
-     * Refuses, before anything moves, a file of {@code bytes} bytes written into a sandbox under
-     * this as its spec's {@code files_in}: one write is one file, and this is its per-file cap.
+     * The content of one write: null is bad input ({@link IllegalArgumentException}), an empty
+     * array an empty file.
+     */
+    public static byte[] requireContent(byte[] content) {
+        if (content == null) {
+            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
+        }
+        return content;
+    }
+
+    /** A read's {@code maxBytes}: a negative one is bad input ({@link IllegalArgumentException}). */
+    public static long requireMaxBytes(long maxBytes) {
+        if (maxBytes < 0) {
+            throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
+        }
+        return maxBytes;
+    }
+
+    /**
+     * Refuses, before anything moves, {@code content} written into a sandbox under this as its
+     * spec's {@code files_in}: one write is one file, and this is its per-file cap.
      *
+     * @throws IllegalArgumentException   for null content
      * @throws SandboxTransferCapExceeded over {@link #maxBytesPerFile()}
      */
-    public void refuseOversizeWrite(long bytes, String path) {
-        if (bytes > maxBytesPerFile) {
-            throw new SandboxTransferCapExceeded("the write of " + GuestText.quote(path) + " (" + bytes + " bytes) is "
-                    + "larger than the spec's files_in cap of " + maxBytesPerFile + " bytes per file; nothing was "
-                    + "written: send less, or raise the spec's files_in");
+    public void refuseOversizeWrite(byte[] content, String path) {
+        if (requireContent(content).length > maxBytesPerFile) {
+            throw new SandboxTransferCapExceeded("the write of " + GuestText.quote(path) + " (" + content.length
+                    + " bytes) is larger than the spec's files_in cap of " + maxBytesPerFile + " bytes per file; "
+                    + "nothing was written: send less, or raise the spec's files_in");
         }
     }
 
     /**
      * The cap a read out of a sandbox under this as its spec's {@code files_out} really gets: the
-     * caller's {@code maxBytes}, never more than the per-file cap.
+     * caller's {@code maxBytes}, never more than the per-file cap nor than the host can hold
+     * ({@link HostCeilings#MAX_BUFFERED_BYTES}).
+     *
+     * @throws IllegalArgumentException for a negative {@code maxBytes}
      */
     public long readCap(long maxBytes) {
-        return Math.min(maxBytes, maxBytesPerFile);
+        return Math.min(Math.min(requireMaxBytes(maxBytes), maxBytesPerFile), HostCeilings.MAX_BUFFERED_BYTES);
     }
 
     /** Whether every leg of this is at most the same leg of {@code ceiling}. */

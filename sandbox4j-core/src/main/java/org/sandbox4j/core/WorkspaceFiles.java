@@ -148,7 +148,7 @@ public final class WorkspaceFiles {
 
     /** See {@link org.sandbox4j.core.Sandbox#writeFile(String, byte[], String)}. */
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        Objects.requireNonNull(content, "content");
+        TransferLimits.requireContent(content);
         String confined = GuestPaths.confine(path, workingDirectory);
         List<String> parts = reachable(confined, path);
         withWorkspace(path, "write", root -> {
@@ -201,10 +201,7 @@ public final class WorkspaceFiles {
      * {@code maxBytes}, no read holds more than {@link HostCeilings#MAX_BUFFERED_BYTES}.
      */
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        if (maxBytes < 0) {
-            throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
-        }
-        long cap = Math.min(maxBytes, HostCeilings.MAX_BUFFERED_BYTES);
+        long cap = Math.min(TransferLimits.requireMaxBytes(maxBytes), HostCeilings.MAX_BUFFERED_BYTES);
         String confined = GuestPaths.confine(path, workingDirectory);
         List<String> parts = reachable(confined, path);
         return withWorkspace(path, "read", root -> {

@@ -495,7 +495,12 @@ class ValueTypesTest {
                     .hasMessageContaining("program");
             assertThatThrownBy(() -> Command.argv("")).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("program");
-            assertThatThrownBy(() -> Command.argv("ls", (String) null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> Command.argv("ls", (String) null)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("null");
+            assertThatThrownBy(() -> Command.argv((String) null)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> Command.argv((List<String>) null)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> Command.argv(java.util.Arrays.asList("ls", null)))
+                    .isInstanceOf(IllegalArgumentException.class);
         }
 
         @Test
@@ -512,7 +517,7 @@ class ValueTypesTest {
         void aShellLineIsKeptAsIsAndMustNotBeBlank() {
             assertThat(Command.shell("test -d x || mkdir x").toShellLine()).isEqualTo("test -d x || mkdir x");
             assertThatThrownBy(() -> Command.shell(" ")).isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> Command.shell(null)).isInstanceOf(NullPointerException.class);
+            assertThatThrownBy(() -> Command.shell(null)).isInstanceOf(IllegalArgumentException.class);
         }
 
         @Test

@@ -28,7 +28,6 @@ import org.sandbox4j.core.Json;
 import org.sandbox4j.core.NoFollowStat;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
-import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
@@ -334,10 +333,7 @@ final class DockerSandbox implements Sandbox {
 
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        if (content == null) {
-            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
-        }
-        filesIn.refuseOversizeWrite(content.length, path);
+        filesIn.refuseOversizeWrite(content, path);
         NoFollowStat stat = memoized();
         String confined = GuestPaths.confineWritePath(stat, path, workingDirectory);
         // The deepest directory that exists receives one archive holding the missing parents and the file.
@@ -377,10 +373,7 @@ final class DockerSandbox implements Sandbox {
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        if (maxBytes < 0) {
-            throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
-        }
-        long cap = Math.min(filesOut.readCap(maxBytes), HostCeilings.MAX_BUFFERED_BYTES);
+        long cap = filesOut.readCap(maxBytes);
         String confined = GuestPaths.refuseSymlinkedParents(memoized(), path, workingDirectory, false);
         try (Engine.ArchiveResponse response = archive(confined, "read " + GuestText.quote(path))) {
             if (response == null) {

@@ -67,10 +67,7 @@ abstract class LocalSandbox implements Sandbox {
     @Override
     public final void writeFile(String path, byte[] content, String workingDirectory) {
         requireLive();
-        if (content == null) {
-            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
-        }
-        filesIn.refuseOversizeWrite(content.length, path);
+        filesIn.refuseOversizeWrite(content, path);
         files.writeFile(path, content, workingDirectory);
     }
 

@@ -224,10 +224,7 @@ final class SbxSandbox implements Sandbox {
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
         requireLive();
-        if (content == null) {
-            throw new IllegalArgumentException("writeFile needs content (empty for an empty file), not null");
-        }
-        filesIn.refuseOversizeWrite(content.length, path);
+        filesIn.refuseOversizeWrite(content, path);
         String confined = requireReachable(path, workingDirectory);
         files.writeFile(path, content, workingDirectory);
         handOver(confined);

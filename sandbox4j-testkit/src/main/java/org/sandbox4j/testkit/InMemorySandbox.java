@@ -36,6 +36,7 @@ import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxNotARegularFile;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.core.TransferLimits;
 
 /**
  * A {@link Sandbox} held entirely in memory, for tests: a guest file system of regular files,
@@ -117,8 +118,7 @@ public final class InMemorySandbox implements Sandbox {
      */
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        Objects.requireNonNull(content, "content");
-        byte[] copy = content.clone();
+        byte[] copy = TransferLimits.requireContent(content).clone();
         synchronized (lock) {
             String target = GuestPaths.confineWritePath(noFollowStat, path, workingDirectory);
             // The walk stopped at the first missing component, so every missing one is created here.
@@ -142,9 +142,7 @@ public final class InMemorySandbox implements Sandbox {
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        if (maxBytes < 0) {
-            throw new IllegalArgumentException("maxBytes cannot be negative, not " + maxBytes);
-        }
+        TransferLimits.requireMaxBytes(maxBytes);
         synchronized (lock) {
             String target = GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, false);
             EntryKind kind = kindOf(target).orElseThrow(() -> new SandboxFileNotFound("nothing exists at "

@@ -154,7 +154,9 @@ class InMemorySandboxWriteTest {
         InMemorySandbox sandbox = InMemorySandbox.builder().build();
 
         assertThatThrownBy(() -> sandbox.writeFile("a.txt", (byte[]) null, WORK))
-                .isInstanceOf(NullPointerException.class);
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not null");
+        assertThatThrownBy(() -> sandbox.writeFile("a.txt", (String) null, WORK))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThat(sandbox.contents()).isEmpty();
     }
 

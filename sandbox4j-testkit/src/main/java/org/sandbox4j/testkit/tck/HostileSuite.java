@@ -20,12 +20,14 @@ import org.opentest4j.TestAbortedException;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.ErrorDetail;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.TransferLimits;
 
@@ -118,6 +120,13 @@ public final class HostileSuite {
                                 + "must be stopped at the bound (a write fails), and the sandbox must work afterwards; "
                                 + "otherwise a guest fills the host's disk or memory",
                         HostileSuite::aDiskBombIsStoppedAtTheBound))
+                .probe(Probe.of("bad-input-gets-a-documented-type-and-guest-names-are-escaped",
+                        "a null, lone-surrogate or NUL path or working directory must be refused as "
+                                + "SandboxPathNotConfined, null content and a negative maxBytes as "
+                                + "IllegalArgumentException, by every file method; a refusal naming a guest-made "
+                                + "name must carry no control, separator or bidi character; otherwise a caller gets "
+                                + "an untyped crash, and a guest forges log lines",
+                        HostileSuite::badInputGetsADocumentedTypeAndGuestNamesAreEscaped))
                 .probe(Probe.of("a-tree-deeper-than-any-path-is-disposed-of",
                         "a sandbox holding a directory chain " + DEEP_LEVELS + " levels deep must be disposed of "
                                 + "whole: a re-acquire starts empty; otherwise path-based clean-up leaves it behind",
@@ -317,6 +326,67 @@ public final class HostileSuite {
         }
         ExecResult after = context.shell("printf ok > after.txt && cat after.txt && rm -f after.txt");
         Check.equal("ok", after.stdoutText(), "a write in the working directory after the bombs");
+    }
+
+    private static void badInputGetsADocumentedTypeAndGuestNamesAreEscaped(ProbeContext context) {
+        Sandbox sandbox = context.sandbox();
+        String work = context.workingDirectory();
+        Set<Capability> declared = context.capabilities();
+        String fine = context.paths().in("fine.txt");
+        for (String bad : java.util.Arrays.asList(null, context.paths().in("lone-\ud800-surrogate"),
+                context.paths().in("nul-\0-byte"))) {
+            String shown = bad == null ? "a null path" : "the path " + GuestText.quote(bad);
+            Check.refusedWith(SandboxPathNotConfined.class, "writeFile of " + shown,
+                    () -> sandbox.writeFile(bad, KEPT, work));
+            Check.refusedWith(SandboxPathNotConfined.class, "writeFile of a file in " + shown + " as the working "
+                    + "directory", () -> sandbox.writeFile("fine.txt", KEPT, bad));
+            if (declared.contains(Capability.FILES_OUT)) {
+                Check.refusedWith(SandboxPathNotConfined.class, "stat of " + shown, () -> sandbox.stat(bad, work));
+                Check.refusedWith(SandboxPathNotConfined.class, "readFile of " + shown,
+                        () -> sandbox.readFile(bad, work, FILE_CAP));
+            }
+            if (declared.contains(Capability.FILES_LIST)) {
+                Check.refusedWith(SandboxPathNotConfined.class, "listDir of " + shown, () -> sandbox.listDir(bad, work));
+            }
+            if (declared.contains(Capability.FILES_DELETE)) {
+                Check.refusedWith(SandboxPathNotConfined.class, "remove of " + shown,
+                        () -> sandbox.remove(bad, work, true));
+            }
+        }
+        Check.refusedWith(IllegalArgumentException.class, "writeFile of null content",
+                () -> sandbox.writeFile(fine, (byte[]) null, work));
+        Check.refusedWith(IllegalArgumentException.class, "writeFile of null text",
+                () -> sandbox.writeFile(fine, (String) null, work));
+        Check.that(!context.guest().exists(fine), "a refused write of null content left a file at " + fine);
+        if (declared.contains(Capability.FILES_OUT)) {
+            sandbox.writeFile(fine, KEPT, work);
+            Check.refusedWith(IllegalArgumentException.class, "readFile with maxBytes -1",
+                    () -> sandbox.readFile(fine, work, -1));
+        }
+
+        String forged = "forged\n[ERROR] host compromised\r\u001b[2J\u0007\u0085\u2028\u202egnp.exe";
+        String guestMade = context.paths().in(forged);
+        ExecResult made = context.shell("mkdir -- \"$1\"", guestMade);
+        Check.that(made.exitCode() == 0, "positive control: the guest could not make a directory named with control "
+                + "characters: " + made.stderrText());
+        SandboxException refused = Check.refusedWith(SandboxException.class, "a write onto a guest-made directory",
+                () -> sandbox.writeFile(guestMade, KEPT, work));
+        String message = String.valueOf(refused.getMessage());
+        Check.that(message.contains("forged"), "positive control: the refusal does not name the guest's directory: "
+                + message);
+        for (int i = 0; i < message.length(); i++) {
+            char c = message.charAt(i);
+            int type = Character.getType(c);
+            boolean unsafe = Character.isISOControl(c) || type == Character.FORMAT
+                    || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
+            Check.that(!unsafe, String.format("the refusal of a write onto a guest-made name carries the raw "
+                    + "character U+%04X at %d: %s", (int) c, i, GuestText.quote(message)));
+        }
+        if (declared.contains(Capability.FILES_LIST)) {
+            boolean listedWhole = sandbox.listDir(work, work).stream()
+                    .anyMatch(entry -> entry.path().equals(forged) || entry.path().endsWith("/" + forged));
+            Check.that(listedWhole, "positive control: a listing does not return the guest's name as it is");
+        }
     }
 
     private static void aTreeDeeperThanAnyPathIsDisposedOf(ProbeContext context) {
