@@ -30,19 +30,35 @@ final class BubblewrapTarget implements ConformanceTarget, AutoCloseable {
     static final String METADATA_HOST = "metadata.sandbox4j.test";
 
     private final Path stateRoot;
+    /** Where the backend looks for control groups, when not the host's own. */
+    private final Optional<Path> cgroupRoot;
     private final LoopbackHttpServer allowed = LoopbackHttpServer.start("allowed");
     private final LoopbackHttpServer unlisted = LoopbackHttpServer.start("unlisted");
     private final LoopbackHttpServer ipLiteral = LoopbackHttpServer.start("ip-literal");
     private final LoopbackHttpServer internal = LoopbackHttpServer.start("internal");
 
     BubblewrapTarget(Path stateRoot) {
+        this(stateRoot, Optional.empty());
+    }
+
+    private BubblewrapTarget(Path stateRoot, Optional<Path> cgroupRoot) {
         this.stateRoot = stateRoot;
+        this.cgroupRoot = cgroupRoot;
     }
 
     /** A target over a fresh, short state root (a unix socket path must stay under 108 bytes). */
     static BubblewrapTarget fresh() {
+        return new BubblewrapTarget(freshStateRoot());
+    }
+
+    /** As {@link #fresh()}, with control groups looked for under {@code cgroupRoot} (an empty directory: none). */
+    static BubblewrapTarget fresh(Path cgroupRoot) {
+        return new BubblewrapTarget(freshStateRoot(), Optional.of(cgroupRoot));
+    }
+
+    private static Path freshStateRoot() {
         try {
-            return new BubblewrapTarget(Files.createTempDirectory("s4jt"));
+            return Files.createTempDirectory("s4jt");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -59,8 +75,10 @@ final class BubblewrapTarget implements ConformanceTarget, AutoCloseable {
 
     @Override
     public SandboxBackend newBackend() {
-        return BubblewrapBackend.builder().stateRoot(stateRoot)
-                .egressSettings(EgressProxy.Settings.defaults().withResolver(resolver())).build();
+        BubblewrapBackend.Builder builder = BubblewrapBackend.builder().stateRoot(stateRoot)
+                .egressSettings(EgressProxy.Settings.defaults().withResolver(resolver()));
+        cgroupRoot.ifPresent(builder::cgroupRoot);
+        return builder.build();
     }
 
     @Override

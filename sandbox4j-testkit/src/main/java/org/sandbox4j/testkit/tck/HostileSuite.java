@@ -365,12 +365,12 @@ public final class HostileSuite {
         }
 
         String forged = "forged\n[ERROR] host compromised\r\u001b[2J\u0007\u0085\u2028\u202egnp.exe";
-        String guestMade = context.paths().in(forged);
-        ExecResult made = context.shell("mkdir -- \"$1\"", guestMade);
+        // Relative to the working directory: the refusal quotes the path as given, short enough to be shown whole.
+        ExecResult made = context.shell("mkdir -- \"$1\"", context.paths().in(forged));
         Check.that(made.exitCode() == 0, "positive control: the guest could not make a directory named with control "
                 + "characters: " + made.stderrText());
         SandboxException refused = Check.refusedWith(SandboxException.class, "a write onto a guest-made directory",
-                () -> sandbox.writeFile(guestMade, KEPT, work));
+                () -> sandbox.writeFile(forged, KEPT, work));
         String message = String.valueOf(refused.getMessage());
         Check.that(message.contains("forged"), "positive control: the refusal does not name the guest's directory: "
                 + message);
