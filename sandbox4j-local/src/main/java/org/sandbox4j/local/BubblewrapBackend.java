@@ -40,7 +40,8 @@ import org.sandbox4j.egress.EgressProxy;
 
 /**
  * Runs each sandbox in Linux namespaces through the {@code bwrap} binary (bubblewrap): no daemon,
- * no image, no root needed. Declares {@link Isolation#CONTAINER}, POSIX guests, egress
+ * no image, no root needed. Declares {@link Isolation#CONTAINER} (but {@link Isolation#OS_PROCESS}
+ * as root with no writable cgroup, where nothing bounds a guest's processes), POSIX guests, egress
  * {@link Egress#CLOSED} and {@link Egress#ALLOWLIST}, and EXEC plus every file capability.
  *
  * <p>A sandbox is a private workspace directory under the state root (default
@@ -99,12 +100,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
             + "exec " + HOST_FILTER_FD + "<\"$2\" || exit 125; fi; shift 2; exec \"$@\"";
     private static final String NO_FIFO_FILE = "no-fifo.bpf";
 
-    private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.CONTAINER)
-            .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
-                    Capability.FILES_DELETE)
-            .egressModes(Egress.CLOSED, Egress.ALLOWLIST)
-            .osFamilies(OsFamily.POSIX)
-            .build();
+    private static final List<Egress> EGRESS_MODES = List.of(Egress.CLOSED, Egress.ALLOWLIST);
 
     private static final ResourceLimiter.Programs PROGRAMS = ResourceLimiter.Programs.fromPath();
 
@@ -113,6 +109,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     private final LocalSandboxes sandboxes;
     private final BwrapLayout layout;
     private final ResourceLimiter limiter;
+    private final BackendDeclarations declarations;
     private final Optional<Path> seccompFilter;
     /** The filter every guest runs under: no FIFO can be made, so no host open of the workspace can block. */
     private final Path noFifoFilter;
@@ -139,6 +136,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         // namespace per launch reaps that (and everything else left) instead of the host's init.
         this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, PROGRAMS,
                 ResourceLimiter.Launches.IN_A_KEEPER);
+        this.declarations = declarationsFor(limiter.mechanism());
         this.seccompFilter = builder.seccompFilter;
         this.noFifoFilter = writeNoFifoFilter(store.root().resolve(".guest-etc"));
         this.imageName = builder.imageName;
@@ -159,7 +157,21 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
 
     @Override
     public BackendDeclarations declarations() {
-        return DECLARATIONS;
+        return declarations;
+    }
+
+    /**
+     * A container, unless nothing bounds the guest's processes (root with no writable cgroup): a
+     * guest that can exhaust the host's process table is not one, so the backend then declares
+     * {@code os_process} and a router whose floor is higher refuses it at construction.
+     */
+    private static BackendDeclarations declarationsFor(LimitMechanism mechanism) {
+        return BackendDeclarations.builder(mechanism.boundsProcesses() ? Isolation.CONTAINER : Isolation.OS_PROCESS)
+                .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
+                        Capability.FILES_DELETE)
+                .egressModes(EGRESS_MODES)
+                .osFamilies(OsFamily.POSIX)
+                .build();
     }
 
     /** How this backend limits sandboxes on this host. */
@@ -178,7 +190,10 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
      */
     public List<String> diagnostics() {
         List<String> lines = new ArrayList<>();
-        lines.add("backend: " + name + " (" + TYPE + ", isolation " + DECLARATIONS.isolation().wire() + ")");
+        lines.add("backend: " + name + " (" + TYPE + ", isolation " + declarations.isolation().wire()
+                + (limiter.mechanism().boundsProcesses() ? ")" : ": as root with no writable cgroup nothing bounds a "
+                + "guest's processes, so it is no container; run the JVM as another user, or where a cgroup is "
+                + "writable, for isolation container)"));
         lines.add("bwrap: " + bwrap + " (user namespaces work: checked at construction)");
         lines.add("guest file system: " + layout.description());
         lines.add("limits: " + limiter.describe());
@@ -395,7 +410,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         }
         if (mode != Egress.ALLOWLIST) {
             throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the '" + mode.wire()
-                    + "' egress mode: it enforces " + DECLARATIONS.egressModes() + "; ask for one of those, or "
+                    + "' egress mode: it enforces " + EGRESS_MODES + "; ask for one of those, or "
                     + "use a backend that gives the guest the host's network");
         }
         EgressPolicy policy = EgressPolicy.parse(spec.egressAllow());

@@ -48,6 +48,14 @@ public enum LimitMechanism {
         this.description = description;
     }
 
+    /**
+     * Whether a guest's processes are bounded at all: not as root without a writable cgroup, which
+     * the kernel exempts from RLIMIT_NPROC, so a fork bomb there could exhaust the host.
+     */
+    public boolean boundsProcesses() {
+        return this != RLIMIT_DATA_ONLY;
+    }
+
     /** One line saying what bounds a sandbox under this mechanism, and what it does not. */
     public String description() {
         return description;

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.KeyDigest;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
@@ -133,6 +134,10 @@ class BubblewrapLimitsTest {
             assertThat(backend.limitMechanism()).isEqualTo(LimitMechanism.RLIMIT_DATA_ONLY);
             assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line).startsWith("limits: rlimits as root")
                     .contains("NOT bounded"));
+            assertThat(backend.declarations().isolation()).as("a backend that cannot bound processes is no container")
+                    .isEqualTo(Isolation.OS_PROCESS);
+            assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line).startsWith("backend: ")
+                    .contains("isolation os_process").contains("nothing bounds a guest's processes"));
         } else {
             assertThat(backend.limitMechanism()).isEqualTo(LimitMechanism.RLIMIT);
             assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line).startsWith("limits: rlimits")
