@@ -2,7 +2,9 @@ package org.sandbox4j.core;
 
 /**
  * One line describing an exception for the log: {@code "<Type>: <message>"}, then each cause.
- * Never shown to a model: provider detail stays host-side.
+ * Never shown to a model: provider detail stays host-side. A message may echo what a guest chose
+ * (a provider quoting a file name), so its control characters are escapes ({@link GuestText}):
+ * the line stays one line and forges none.
  */
 public final class ErrorDetail {
 
@@ -23,6 +25,6 @@ public final class ErrorDetail {
 
     private static String describe(Throwable error) {
         String message = error.getMessage();
-        return error.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+        return error.getClass().getSimpleName() + (message == null ? "" : ": " + GuestText.escape(message));
     }
 }
