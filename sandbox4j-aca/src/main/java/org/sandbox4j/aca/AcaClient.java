@@ -132,29 +132,32 @@ final class AcaClient {
     }
 
     AcaHttp.Response stat(String id, String path) {
-        return http.get(sandboxPath(id) + "/files/stat", AcaHttp.query("path", path), timeout);
+        return http.get(sandboxPath(id) + "/files/stat", AcaHttp.query("path", path), fileCallBound());
     }
 
     AcaHttp.Response list(String id, String path) {
-        return http.get(sandboxPath(id) + "/files/list", AcaHttp.query("path", path), timeout);
+        return http.get(sandboxPath(id) + "/files/list", AcaHttp.query("path", path), fileCallBound());
     }
 
     /** The file's bytes, read up to {@code maxBytes} (one more refuses the answer). */
-    /**
-     * A file's content. Bounded by {@link #FILE_READ_TIMEOUT} at most: the service reads what its
-     * guest made, and a FIFO swapped in for a file would keep the request open until the timeout.
-     */
     AcaHttp.Response read(String id, String path, long maxBytes) {
-        Duration bound = timeout.compareTo(FILE_READ_TIMEOUT) < 0 ? timeout : FILE_READ_TIMEOUT;
-        return http.get(sandboxPath(id) + "/files", AcaHttp.query("path", path), bound, maxBytes);
+        return http.get(sandboxPath(id) + "/files", AcaHttp.query("path", path), fileCallBound(), maxBytes);
     }
 
-    /** The longest one file read may take (a read of the host's largest allowed file over a slow link included). */
-    static final Duration FILE_READ_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * The longest one file call may take (a transfer of the largest file a spec allows over a slow
+     * link included). The service touches what its guest made: a FIFO swapped in for a file keeps
+     * a read or a write open until the bound, which must stay short whatever the read timeout.
+     */
+    static final Duration FILE_CALL_TIMEOUT = Duration.ofSeconds(30);
+
+    private Duration fileCallBound() {
+        return timeout.compareTo(FILE_CALL_TIMEOUT) < 0 ? timeout : FILE_CALL_TIMEOUT;
+    }
 
     AcaHttp.Response write(String id, String path, byte[] content) {
         return http.send(new AcaHttp.Call("PUT", sandboxPath(id) + "/files", AcaHttp.query("path", path, "createDirs",
-                "true"), content, "application/octet-stream", timeout, AcaHttp.Replay.SAFE));
+                "true"), content, "application/octet-stream", fileCallBound(), AcaHttp.Replay.SAFE));
     }
 
     // ---------------------------------------------------------------- images

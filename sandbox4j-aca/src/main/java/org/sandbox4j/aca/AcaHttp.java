@@ -403,8 +403,8 @@ final class AcaHttp {
         }
     }
 
-    /** The client-side bound on one request expired. */
-    static final class AcaTimeout extends RuntimeException {
+    /** The client-side bound on one request expired: typed, wherever a caller lets it through. */
+    static final class AcaTimeout extends org.sandbox4j.core.SandboxTimeoutException {
         private static final long serialVersionUID = 1L;
 
         AcaTimeout(String what, Throwable cause) {

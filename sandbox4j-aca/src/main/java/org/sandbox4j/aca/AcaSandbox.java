@@ -217,7 +217,14 @@ final class AcaSandbox implements Sandbox {
     public void writeFile(String path, byte[] content, String workingDirectory) {
         filesIn.refuseOversizeWrite(content, path);
         String confined = GuestPaths.confineWritePath(rawStat, path, workingDirectory);
-        AcaHttp.Response response = client.write(id, confined, content);
+        AcaHttp.Response response;
+        try {
+            response = client.write(id, confined, content);
+        } catch (AcaHttp.AcaTimeout timedOut) {
+            throw new SandboxTimeoutException("writing " + GuestText.quote(path) + " did not finish within "
+                    + AcaClient.FILE_CALL_TIMEOUT.toSeconds() + " s; a FIFO the guest put there never takes the bytes: "
+                    + "write to a regular file's path", timedOut);
+        }
         if (response.status() == 400 && "PathIsDirectory".equals(AcaClient.errorCode(response).orElse(""))) {
             throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; a write needs a file path");
         }
@@ -260,8 +267,9 @@ final class AcaSandbox implements Sandbox {
         try {
             response = client.read(id, confined, maxBytes);
         } catch (AcaHttp.AcaTimeout timedOut) {
-            throw new SandboxTimeoutException("reading " + GuestText.quote(path) + " did not finish within the read "
-                    + "timeout; a FIFO or a file still being written never ends: read a regular file");
+            throw new SandboxTimeoutException("reading " + GuestText.quote(path) + " did not finish within "
+                    + AcaClient.FILE_CALL_TIMEOUT.toSeconds() + " s; a FIFO or a file still being written never ends: "
+                    + "read a regular file", timedOut);
         } catch (AcaHttp.AnswerTooLarge grew) {
             // It grew after the stat: refused with nothing kept, never truncated.
             throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the cap of " + maxBytes

@@ -1,7 +1,10 @@
 package org.sandbox4j.core;
 
 /**
- * The caller's own time bound expired. Never thrown for a backend's shorter internal ceiling. When thrown from {@code exec}, the whole process tree of the command has been killed.
+ * A time bound expired. From {@code exec}: the caller's own bound, never a backend's shorter
+ * internal ceiling, and the whole process tree of the command has been killed. From a file method
+ * (which takes no bound of the caller's): the backend's own deadline on one host or provider call,
+ * which a guest's FIFO or a stuck provider would otherwise hold open for good.
  */
 public class SandboxTimeoutException extends SandboxException {
 

@@ -79,6 +79,44 @@ public final class HostileSuite {
             "bottom=deep; i=0; while [ \"$i\" -lt \"$2\" ]; do bottom=\"$bottom/d\"; i=$((i+1)); done",
             "mv deep-second \"$bottom/deep-second\"");
 
+    /**
+     * Swaps {@code swap} in {@code $1} for {@code $2} seconds at most: with python3 ({@code $3}) at
+     * syscall speed, else with a shell loop. Fixed text.
+     */
+    private static final String FIFO_SWAPPER = String.join("\n",
+            "if command -v python3 >/dev/null 2>&1; then exec python3 -c \"$3\" \"$1\" \"$2\"; fi",
+            "cd \"$1\" || exit 1",
+            "end=$(( $(date +%s) + $2 ))",
+            "while [ ! -e swap-stop ] && [ \"$(date +%s)\" -le \"$end\" ]; do",
+            "  rm -rf swap; mkfifo swap 2>/dev/null || : > swap",
+            "  rm -rf swap; mkdir swap; mkfifo swap/inner 2>/dev/null || : > swap/inner",
+            "  rm -rf swap; printf x > swap",
+            "done");
+    /**
+     * The swapper a racing guest really runs: a regular file at {@code swap} is replaced at once
+     * (one rename) by a FIFO, so a host that checked "a regular file" opens a FIFO; then the same
+     * inside a directory. A guest that may not make FIFOs swaps files. Fixed text.
+     */
+    private static final String FAST_FIFO_SWAPPER = String.join("\n",
+            "import os, shutil, sys, time",
+            "os.chdir(sys.argv[1]); end = time.time() + int(sys.argv[2])",
+            "def clear(name):",
+            "    try:",
+            "        if os.path.isdir(name) and not os.path.islink(name): shutil.rmtree(name)",
+            "        else: os.unlink(name)",
+            "    except OSError: pass",
+            "def fifo(name):",
+            "    try: os.mkfifo(name)",
+            "    except OSError: open(name, 'w').close()",
+            "while not os.path.exists('swap-stop') and time.time() < end:",
+            "    try:",
+            "        for name in ('swap', 'swap.file', 'swap.fifo', 'swap.dir'): clear(name)",
+            "        open('swap.file', 'w').write('x'); fifo('swap.fifo')",
+            "        os.rename('swap.file', 'swap'); os.rename('swap.fifo', 'swap')",
+            "        clear('swap'); os.mkdir('swap.dir'); open('swap.dir/inner', 'w').write('x')",
+            "        fifo('swap.dir/inner.fifo'); os.rename('swap.dir', 'swap'); os.rename('swap/inner.fifo', 'swap/inner')",
+            "    except OSError: pass");
+
     private HostileSuite() {
     }
 
@@ -183,16 +221,8 @@ public final class HostileSuite {
         String swap = context.paths().in("swap");
         String inner = context.paths().in("swap/inner");
         String stop = context.paths().in("swap-stop");
-        String swapper = String.join("\n",
-                "cd \"$1\" || exit 1",
-                "end=$(( $(date +%s) + $2 ))",
-                "while [ ! -e swap-stop ] && [ \"$(date +%s)\" -le \"$end\" ]; do",
-                "  rm -rf swap; mkfifo swap 2>/dev/null || : > swap",
-                "  rm -rf swap; mkdir swap; mkfifo swap/inner 2>/dev/null || : > swap/inner",
-                "  rm -rf swap; printf x > swap",
-                "done");
-        CompletableFuture<ExecResult> swapping = CompletableFuture.supplyAsync(() -> context.shell(swapper,
-                context.workingDirectory(), Long.toString(SWAPPING.toSeconds() * 4 + 30)));
+        CompletableFuture<ExecResult> swapping = CompletableFuture.supplyAsync(() -> context.shell(FIFO_SWAPPER,
+                context.workingDirectory(), Long.toString(SWAPPING.toSeconds() * 4 + 30), FAST_FIFO_SWAPPER));
         ExecutorService calls = Executors.newCachedThreadPool(daemons("hostile-call"));
         List<String> blocked = new ArrayList<>();
         try {
