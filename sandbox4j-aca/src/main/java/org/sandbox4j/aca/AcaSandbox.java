@@ -221,9 +221,8 @@ final class AcaSandbox implements Sandbox {
         try {
             response = client.write(id, confined, content);
         } catch (AcaHttp.AcaTimeout timedOut) {
-            throw new SandboxTimeoutException("writing " + GuestText.quote(path) + " did not finish within "
-                    + AcaClient.FILE_CALL_TIMEOUT.toSeconds() + " s; a FIFO the guest put there never takes the bytes: "
-                    + "write to a regular file's path", timedOut);
+            throw fileCallTimedOut("writing", path, "a FIFO the guest put there never takes the bytes: write to a "
+                    + "regular file's path", timedOut);
         }
         if (response.status() == 400 && "PathIsDirectory".equals(AcaClient.errorCode(response).orElse(""))) {
             throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; a write needs a file path");
@@ -267,9 +266,8 @@ final class AcaSandbox implements Sandbox {
         try {
             response = client.read(id, confined, maxBytes);
         } catch (AcaHttp.AcaTimeout timedOut) {
-            throw new SandboxTimeoutException("reading " + GuestText.quote(path) + " did not finish within "
-                    + AcaClient.FILE_CALL_TIMEOUT.toSeconds() + " s; a FIFO or a file still being written never ends: "
-                    + "read a regular file", timedOut);
+            throw fileCallTimedOut("reading", path, "a FIFO or a file still being written never ends: read a regular "
+                    + "file", timedOut);
         } catch (AcaHttp.AnswerTooLarge grew) {
             // It grew after the stat: refused with nothing kept, never truncated.
             throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the cap of " + maxBytes
@@ -381,6 +379,12 @@ final class AcaSandbox implements Sandbox {
     }
 
     /** GET files/stat, raw: the typed model lacks isSymlink. Empty on 404. */
+    private static SandboxTimeoutException fileCallTimedOut(String doing, String path, String why,
+            AcaHttp.AcaTimeout timedOut) {
+        return new SandboxTimeoutException(doing + " " + GuestText.quote(path) + " did not finish within "
+                + AcaClient.FILE_CALL_TIMEOUT.toSeconds() + " s; " + why, timedOut);
+    }
+
     private Optional<RawEntry> rawEntry(String absolutePath) {
         AcaHttp.Response response = client.stat(id, absolutePath);
         if (pathNotFound(response)) {
