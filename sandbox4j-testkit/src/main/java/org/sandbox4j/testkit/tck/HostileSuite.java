@@ -67,14 +67,15 @@ public final class HostileSuite {
 
     /**
      * Makes, in directory {@code $1}, a chain of directories {@code 2 × $2 + 2} levels deep with a
-     * file at the bottom. A shell's {@code cd} keeps an absolute path and fails once it passes
-     * PATH_MAX (about 2000 levels of {@code d/}), so two chains of {@code $2} levels are made apart
-     * and the second is moved to the bottom of the first. Fixed text.
+     * file at the bottom. No path may pass PATH_MAX (about 2000 levels of {@code d/}), so two
+     * chains of {@code $2} levels are made apart, each by one {@code mkdir -p} of a relative path
+     * (a process per level took over a minute under gVisor), and the second is moved to the bottom
+     * of the first. Fixed text.
      */
     public static final String DEEP_TREE = String.join("\n",
             "cd \"$1\" || exit 1",
-            "chain() { ( cd \"$1\" || exit 1; i=0; while [ \"$i\" -lt \"$2\" ]; do mkdir d && cd d || exit 1; "
-                    + "i=$((i+1)); done; : > bottom ); }",
+            "chain() { ( cd \"$1\" || exit 1; p=d; i=1; while [ \"$i\" -lt \"$2\" ]; do p=\"$p/d\"; i=$((i+1)); "
+                    + "done; mkdir -p \"$p\" && : > \"$p/bottom\" ); }",
             "mkdir -p deep deep-second && chain deep \"$2\" && chain deep-second \"$2\" || exit 1",
             "bottom=deep; i=0; while [ \"$i\" -lt \"$2\" ]; do bottom=\"$bottom/d\"; i=$((i+1)); done",
             "mv deep-second \"$bottom/deep-second\"");
