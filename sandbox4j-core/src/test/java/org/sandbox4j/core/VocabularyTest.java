@@ -22,7 +22,7 @@ class VocabularyTest {
         return Stream.of(
                 vocabulary(Isolation.class, Isolation::parse,
                         "none", "runtime", "os_process", "container", "hardened_container", "microvm", "vm"),
-                vocabulary(Egress.class, Egress::parse, "unrestricted", "allowlist", "closed"),
+                vocabulary(Egress.class, Egress::parse, "unrestricted", "allowlist", "deny-all", "closed"),
                 vocabulary(Capability.class, Capability::parse, "exec", "run_code", "host_tools", "files_in",
                         "files_out", "files_list", "files_delete", "snapshot", "attached_identity"),
                 vocabulary(OsFamily.class, OsFamily::parse, "posix", "windows"),

@@ -172,7 +172,8 @@ public final class EgressClosedSuite {
         Check.that(leaving.isEmpty(), "the guest has routes out: " + leaving.stream().distinct().toList());
     }
 
-    private static void hostsLoopbackIsUnreachable(ProbeContext context) throws Exception {
+    /** Shared with {@link EgressDenyAllSuite}: a filter outside the guest must refuse the host's loopback too. */
+    static void hostsLoopbackIsUnreachable(ProbeContext context) throws Exception {
         GuestHttp http = GuestHttp.in(context, context.target().egressFixture().flatMap(EgressFixture::httpClient));
         try (LoopbackHttpServer server = LoopbackHttpServer.start("closed-probe")) {
             assertTheHostReaches(server);
@@ -199,7 +200,8 @@ public final class EgressClosedSuite {
         Check.equal(server.body(), response.body(), "positive control: the body of the host's loopback server");
     }
 
-    private static void dnsQueryNeverLeaves(ProbeContext context) throws Exception {
+    /** Shared with {@link EgressDenyAllSuite}: no resolver answers a guest whose every destination is refused. */
+    static void dnsQueryNeverLeaves(ProbeContext context) throws Exception {
         byte[] query = dnsQuery("probe-" + UUID.randomUUID().toString().substring(0, 8) + ".sandbox4j-tck.invalid");
         boolean python = context.shell("command -v \"$1\" >/dev/null 2>&1", "python3").exitCode() == 0;
         boolean bash = !python && context.shell("command -v \"$1\" >/dev/null 2>&1", "bash").exitCode() == 0;

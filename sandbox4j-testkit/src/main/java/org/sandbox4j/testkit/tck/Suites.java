@@ -11,7 +11,7 @@ public final class Suites {
     /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
     public static List<Suite> all() {
         return List.of(filesIn(), filesOut(), filesList(), filesDelete(), lifecycle(), reclaim(), isolation(),
-                egressClosed(), egressAllowlist(), hostile(), exec());
+                egressClosed(), egressDenyAll(), egressAllowlist(), hostile(), exec());
     }
 
     /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
@@ -62,6 +62,11 @@ public final class Suites {
     /** EGRESS_CLOSED: a CLOSED sandbox reaches nothing, DNS and the host's loopback included. */
     public static Suite egressClosed() {
         return EgressClosedSuite.suite();
+    }
+
+    /** EGRESS_DENY_ALL: a DENY_ALL sandbox's filter lets nothing through, DNS and the host's loopback included. */
+    public static Suite egressDenyAll() {
+        return EgressDenyAllSuite.suite();
     }
 
     /** EGRESS_ALLOWLIST: an ALLOWLIST sandbox reaches the allowed host and nothing else. */

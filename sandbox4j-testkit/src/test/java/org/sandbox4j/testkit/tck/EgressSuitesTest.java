@@ -44,6 +44,8 @@ class EgressSuitesTest {
     private static final String LOOPBACK_NAME = "localhost";
     private static final String CURL = "curl";
 
+    private static final List<String> DENY_ALL_PROBES =
+            List.of("the-hosts-loopback-is-unreachable", "a-dns-query-never-leaves-the-guest");
     private static final List<String> CLOSED_PROBES = List.of("only-loopback-is-present",
             "no-route-leaves-the-guest", "the-hosts-loopback-is-unreachable", "a-dns-query-never-leaves-the-guest");
 
@@ -92,6 +94,37 @@ class EgressSuitesTest {
         }
         assertThat(report.result("a-dns-query-never-leaves-the-guest").detail()).contains("reached the host's");
         assertThatThrownBy(report::assertPassed).isInstanceOf(ConformanceFailure.class);
+    }
+
+    @Test
+    void aDenyAllNamespacePassesTheDenyAllProbesWithoutTheDeviceAndRouteChecks() {
+        ConformanceTarget target = NamespaceShellTarget.create(temp, Isolation.NONE, EnumSet.of(Egress.DENY_ALL));
+
+        ConformanceReport report = Conformance.run(target, EgressDenyAllSuite.suite()).assertPassed();
+
+        assertThat(report.results()).extracting(ProbeResult::probe).containsExactlyElementsOf(DENY_ALL_PROBES);
+        assertThat(report.skipped()).isEmpty();
+    }
+
+    @Test
+    void aBackendSharingTheHostsNetworkFailsEveryDenyAllProbe() {
+        ConformanceTarget target = NamespaceShellTarget.create(temp, Isolation.NONE, EnumSet.of(Egress.DENY_ALL),
+                Flaw.SHARES_HOST_NETWORK);
+
+        ConformanceReport report = Conformance.run(target, EgressDenyAllSuite.suite());
+
+        assertThat(failed(report)).containsExactlyElementsOf(DENY_ALL_PROBES);
+        assertThat(report.result("the-hosts-loopback-is-unreachable").detail()).contains("reached the host's");
+    }
+
+    @Test
+    void theDenyAllAndClosedSuitesEachRefuseABackendDeclaringOnlyTheOther() {
+        ConformanceTarget closedOnly = NamespaceShellTarget.create(temp, Isolation.NONE, EnumSet.of(Egress.CLOSED));
+        assertThatThrownBy(() -> Conformance.run(closedOnly, EgressDenyAllSuite.suite()))
+                .isInstanceOf(ConformanceRefused.class).hasMessageContaining("does not enforce egress deny-all");
+        ConformanceTarget denyAllOnly = NamespaceShellTarget.create(temp, Isolation.NONE, EnumSet.of(Egress.DENY_ALL));
+        assertThatThrownBy(() -> Conformance.run(denyAllOnly, EgressClosedSuite.suite()))
+                .isInstanceOf(ConformanceRefused.class).hasMessageContaining("does not enforce egress closed");
     }
 
     @Test
@@ -171,8 +204,10 @@ class EgressSuitesTest {
     }
 
     @Test
-    void bothSuitesAreRegistered() {
-        assertThat(Suites.all()).extracting(Suite::name).contains(EgressClosedSuite.NAME, EgressAllowlistSuite.NAME);
+    void everyEgressSuiteIsRegistered() {
+        assertThat(Suites.all()).extracting(Suite::name).contains(EgressClosedSuite.NAME, EgressDenyAllSuite.NAME,
+                EgressAllowlistSuite.NAME);
+        assertThat(Suites.egressDenyAll().name()).isEqualTo("EGRESS_DENY_ALL");
         assertThat(Suites.egressClosed().name()).isEqualTo("EGRESS_CLOSED");
         assertThat(Suites.egressAllowlist().name()).isEqualTo("EGRESS_ALLOWLIST");
     }
