@@ -103,6 +103,7 @@ public final class CodeAct {
         private HostToolRegistry hostTools;
         private List<Language> languages = List.of(Language.PYTHON);
         private List<String> egressAllow = List.of();
+        private Egress egressWithoutHosts = Egress.CLOSED;
         private Duration execTimeout = DEFAULT_EXEC_TIMEOUT;
         private long maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES;
         private TransferLimits filesIn = TransferLimits.DEFAULT;
@@ -154,6 +155,22 @@ public final class CodeAct {
         /** Hosts the program may reach (the egress allowlist grammar); none means no network at all. */
         public Builder egressAllow(List<String> hosts) {
             this.egressAllow = List.copyOf(hosts);
+            return this;
+        }
+
+        /**
+         * What "no network" means when no host is allowed: {@link Egress#CLOSED} (the default: no
+         * device beyond loopback) or {@link Egress#DENY_ALL} (every destination refused by a filter
+         * outside the guest, the form a managed service such as sbx or ACA delivers).
+         */
+        public Builder egressWithoutHosts(Egress mode) {
+            Objects.requireNonNull(mode, "mode");
+            if (mode != Egress.CLOSED && mode != Egress.DENY_ALL) {
+                throw new IllegalArgumentException("egressWithoutHosts takes " + Egress.CLOSED.wire() + " or "
+                        + Egress.DENY_ALL.wire() + ", not '" + mode.wire() + "': a program without allowed hosts "
+                        + "reaches nothing; name hosts with egressAllow to open some");
+            }
+            this.egressWithoutHosts = mode;
             return this;
         }
 
@@ -303,7 +320,7 @@ public final class CodeAct {
                     .filesOut(filesOut)
                     .outputsNamedAtCallTime(outputs != OutputMode.NONE)
                     .identities(aggregate.map(HostToolAggregate::identities).orElse(Set.<Identity>of()))
-                    .egress(hosts.isEmpty() ? Egress.CLOSED : Egress.ALLOWLIST)
+                    .egress(hosts.isEmpty() ? egressWithoutHosts : Egress.ALLOWLIST)
                     .egressAllow(hosts)
                     .image(image)
                     .imageId(imageId);

@@ -76,6 +76,13 @@ class CodeActShapeTest {
         assertThat(allow.egress()).isEqualTo(Egress.ALLOWLIST);
         assertThat(allow.egressAllow()).containsExactly("pypi.org", "*.pythonhosted.org");
 
+        SandboxSpec denyAll = codeAct(InMemoryBackend.builder().egressModes(Egress.DENY_ALL).build())
+                .egressWithoutHosts(Egress.DENY_ALL).spec();
+        assertThat(denyAll.egress()).isEqualTo(Egress.DENY_ALL);
+        SandboxSpec allowBeatsIt = codeAct(everything()).egressWithoutHosts(Egress.DENY_ALL)
+                .egressAllow(List.of("pypi.org")).spec();
+        assertThat(allowBeatsIt.egress()).isEqualTo(Egress.ALLOWLIST);
+
         SandboxSpec tools = codeAct(everything()).hostTools(oneHostTool()).spec();
         assertThat(tools.requires()).containsExactlyInAnyOrder(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT);
         assertThat(tools.identities()).isNotEmpty();
@@ -99,6 +106,8 @@ class CodeActShapeTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("shim");
         assertThatThrownBy(() -> codeAct(backend).hostTools(oneHostTool()).languages(Language.PYTHON, Language.BASH)
                 .build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bash");
+        assertThatThrownBy(() -> codeAct(backend).egressWithoutHosts(Egress.UNRESTRICTED))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("egressAllow");
         assertThatThrownBy(() -> codeAct(backend).execTimeout(Duration.ZERO).build())
                 .isInstanceOf(IllegalArgumentException.class);
     }
@@ -114,6 +123,10 @@ class CodeActShapeTest {
         InMemoryBackend closedOnly = InMemoryBackend.builder().egressModes(Egress.CLOSED).build();
         assertThatThrownBy(() -> codeAct(closedOnly).egressAllow(List.of("pypi.org")).build())
                 .isInstanceOf(org.sandbox4j.core.SandboxEgressNotEnforced.class);
+        // A managed service's deny-all is not closed: a default tool is refused at construction.
+        InMemoryBackend denyAllOnly = InMemoryBackend.builder().egressModes(Egress.DENY_ALL).build();
+        assertThatThrownBy(() -> codeAct(denyAllOnly).build())
+                .isInstanceOf(org.sandbox4j.core.SandboxEgressNotEnforced.class).hasMessageContaining("deny-all");
     }
 
     @Test
