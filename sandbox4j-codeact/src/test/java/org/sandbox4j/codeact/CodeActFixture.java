@@ -15,6 +15,7 @@ import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.FileListing;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.local.BubblewrapBackend;
 
@@ -73,7 +74,8 @@ final class CodeActFixture implements AutoCloseable {
 
     @Override
     public void close() {
-        router.disposeScope(SCOPE, null);
+        // Every conversation a test opened, not only the current one.
+        backend.dispose(SandboxQuery.scope(SCOPE));
         backend.close();
         try (Stream<Path> walk = Files.walk(stateRoot)) {
             walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

@@ -153,9 +153,14 @@ public final class SandboxRouter {
 
     /**
      * Asks every registered backend to dispose of one conversation's sandboxes, and sums the
-     * counts. A failing backend counts 0 and is logged. Never throws.
+     * counts. A failing backend counts 0 and is logged; never throws for a backend's failure.
+     *
+     * @throws IllegalArgumentException a null scope or thread (a caller's bug, which would
+     *         otherwise dispose of nothing and say so only in a log line); {@link #scope} refuses
+     *         the same at once
      */
     public int disposeScope(String scope, String threadId) {
+        requireConversation(scope, threadId);
         int disposed = 0;
         for (Registered backend : registered) {
             try {
@@ -174,7 +179,16 @@ public final class SandboxRouter {
      * {@link ScopeDisposal#disposed()} after the block.
      */
     public ScopeDisposal scope(String scope, String threadId) {
+        requireConversation(scope, threadId);
         return new ScopeDisposal(this, scope, threadId);
+    }
+
+    private static void requireConversation(String scope, String threadId) {
+        if (scope == null || threadId == null) {
+            throw new IllegalArgumentException("a conversation needs a scope and a thread id (got scope "
+                    + GuestText.quote(scope) + ", thread " + GuestText.quote(threadId) + "); to dispose of every "
+                    + "conversation of a scope, call dispose(SandboxQuery.scope(scope)) on each backend");
+        }
     }
 
     private Registered choose(SandboxSpec spec) {

@@ -463,6 +463,18 @@ class SandboxRouterTest {
         }
 
         @Test
+        void disposeScopeRefusesANullScopeOrThreadRatherThanDisposingNothing() {
+            InMemoryBackend a = InMemoryBackend.builder().purgeCount(2).build();
+            SandboxRouter router = routerAtNone(a);
+            assertThatThrownBy(() -> router.disposeScope("tenant", null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("thread (none)")
+                    .hasMessageContaining("SandboxQuery.scope");
+            assertThatThrownBy(() -> router.disposeScope(null, "t")).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> router.scope("tenant", null)).isInstanceOf(IllegalArgumentException.class);
+            assertThat(a.purged()).isEmpty();
+        }
+
+        @Test
         void unselectedBackendsAreStillAskedToDispose() {
             InMemoryBackend old = InMemoryBackend.builder().name("old").purgeCount(4).build();
             InMemoryBackend current = InMemoryBackend.builder().name("current").purgeCount(1).build();
