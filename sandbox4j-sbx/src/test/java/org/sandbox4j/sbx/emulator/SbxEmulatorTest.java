@@ -350,8 +350,8 @@ class SbxEmulatorTest {
         assertThat(rootBind.exit()).isNotZero();
         assertThat(rootBind.err()).contains("mount");
         assertThat(sbx("exec", "-u", "root", "rooted", "sh", "-c", "mount --bind /tmp /m2").exit()).isNotZero();
-        assertThat(sh("rooted", "unshare --user --mount --map-root-user sh -c 'mount --bind /tmp /m2 && echo bound'")
-                .stdout()).isEqualTo("bound\n");
+        assertThat(sh("rooted", "unshare --user --mount --map-root-user sh -c 'mount --bind \"$0\" /m2 && echo bound'"
+                + " " + ws).stdout()).isEqualTo("bound\n");
         assertThat(sbx("create", "shell", "--name", "bad", "--template", "nonesuch", "--deny-network", "**",
                 ws.toString()).err()).isEqualTo("ERROR: template nonesuch not found\n");
     }
