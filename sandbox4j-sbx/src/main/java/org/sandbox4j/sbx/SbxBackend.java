@@ -226,7 +226,9 @@ public final class SbxBackend implements SandboxBackend {
         }
         // The create's output is not the id (no source says so): sbx ls names it, as the reference reads it.
         Optional<String> id = cli.find(sandboxName)
-                .filter(listing -> listing.workspaces().equals(List.of(workspace.toString())))
+                .filter(listing -> listing.workspaces().size() == 1
+                        && Path.of(listing.workspaces().get(0)).toAbsolutePath().normalize()
+                                .equals(workspace.toAbsolutePath().normalize()))
                 .map(SbxListing::id);
         try {
             if (id.isEmpty()) {
@@ -359,7 +361,7 @@ public final class SbxBackend implements SandboxBackend {
             }
             LOG.log(Level.WARNING, () -> "backend '" + name() + "': the kill in sandbox " + sandbox.sandboxName()
                     + " did not run (exit " + reply.exitCode() + (reply.timedOut() ? ", timed out" : "") + ": "
-                    + reply.stderr().strip() + ")");
+                    + GuestText.quote(reply.stderr().strip()) + ")");
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, () -> "backend '" + name() + "': the kill in sandbox " + sandbox.sandboxName()
                     + " failed: " + ErrorDetail.of(e));
