@@ -44,19 +44,22 @@ import org.sandbox4j.core.WorkspaceFiles;
 /**
  * Docker Sandboxes microVMs (one Linux kernel per sandbox) through the {@code sbx} CLI, as
  * pinned in {@code SBX-PROTOCOL.md}. Declares {@link Isolation#MICROVM}, POSIX guests, egress
- * {@link Egress#CLOSED} only, EXEC and every file capability.
+ * {@link Egress#DENY_ALL} only (a real guest has a NIC whose every connection ends at Docker's
+ * host-side proxy, so {@link Egress#CLOSED} is never claimed), EXEC and every file capability.
  *
  * <h2>Acquire</h2>
  * Every acquire first reads (never writes) the host settings: SSH agent forwarding must be off
  * and no MCP server registered, else {@link SbxHostNotConfined}. A sandbox is named
  * {@code <prefix><conversation>-<key>-<kind>} ({@link SbxNames}); a warm one is reused when its
- * template matches the spec's {@code imageId}, else {@code image}, else {@value #DEFAULT_TEMPLATE}.
- * A new one gets a fresh private host directory {@code <workspace root>/<name>/ws-<random>} as its
- * only mount, is created with {@code --deny-network "**"}, is checked in its own {@code sh} for
- * the {@link SbxScripts#REQUIRED_COMMANDS} and for a forwarded SSH agent, and has its workspace
- * bound again, as root, at the parent of the spec's work dir (the storage base's parent). Two
- * creates racing one name get one sandbox: the loser adopts the winner. Acquires of one name are
- * serialised in this JVM.
+ * image (the spec's {@code imageId}, else {@code image}, else none: the {@code shell} agent's own)
+ * matches the one recorded beside its workspace at create. A new one gets a fresh private host
+ * directory {@code <workspace root>/<name>/ws-<random>} as its only mount (the skills store off),
+ * is created with {@code --deny-network "**"}, is checked in its own {@code sh} for the
+ * {@link SbxScripts#REQUIRED_COMMANDS}, for user namespaces and for a forwarded SSH agent, and has
+ * its mount point (the parent of the spec's work dir) made as root; every command then binds the
+ * workspace there in a namespace of its own ({@link SbxScripts#WRAPPER}). Two creates racing one
+ * name get one sandbox: the loser adopts the winner. Acquires of one name are serialised in this
+ * JVM.
  *
  * <h2>Retirement</h2>
  * When a timed-out command's process group cannot be killed, the sandbox is retired: a
@@ -66,8 +69,10 @@ import org.sandbox4j.core.WorkspaceFiles;
  */
 public final class SbxBackend implements SandboxBackend {
 
-    /** The template a spec without an image gets: commands run as {@code agent} (uid 1000); its sudo is closed to the workload (no_new_privs). */
-    public static final String DEFAULT_TEMPLATE = "shell";
+    /** Recorded beside a workspace for a spec that names no image: the {@code shell} agent's own image. */
+    static final String AGENT_IMAGE = "(the shell agent's own image)";
+    /** Beside each workspace {@code ws-<random>}: {@code ws-<random>}{@value} holds the image it was created from. */
+    static final String IMAGE_SUFFIX = ".image";
     /** Marks a retired instance beside its workspaces; holds the instance's id. */
     static final String RETIRED_FILE = "retired";
     /** Each create's private workspace directory is this plus random hex. */
@@ -80,7 +85,7 @@ public final class SbxBackend implements SandboxBackend {
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
                     Capability.FILES_DELETE)
-            .egressModes(Egress.CLOSED)
+            .egressModes(Egress.DENY_ALL)
             .osFamilies(OsFamily.POSIX)
             .build();
 
@@ -132,17 +137,20 @@ public final class SbxBackend implements SandboxBackend {
 
     private SbxSandbox acquireInstance(SandboxKey key, SandboxSpec spec) {
         String mountPoint = mountPointOf(spec.workDir());
-        if (spec.egress() != Egress.CLOSED) {
+        if (spec.egress() != Egress.DENY_ALL) {
             throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot enforce the '" + spec.egress().wire()
-                    + "' egress mode: every sbx sandbox is created with --deny-network \"**\" and global allow rules "
-                    + "would make an allowlist depend on host state; ask for '" + Egress.CLOSED.wire() + "'");
+                    + "' egress mode: every sbx sandbox is created with --deny-network \"**\", and a guest still has "
+                    + "a network device whose connections end at Docker's host-side proxy (so not '"
+                    + Egress.CLOSED.wire() + "'), and no allowlist is offered yet; ask for '" + Egress.DENY_ALL.wire()
+                    + "'");
         }
-        String template = spec.imageId().or(spec::image).orElse(DEFAULT_TEMPLATE);
-        if (template.isBlank()) {
+        Optional<String> image = spec.imageId().or(spec::image);
+        if (image.isPresent() && image.get().isBlank()) {
             throw new IllegalArgumentException("backend '" + name() + "' passes the spec's imageId, else its image, to "
-                    + "sbx create --template, and it is blank; name a template or leave both unset for '"
-                    + DEFAULT_TEMPLATE + "'");
+                    + "sbx create --template, and it is blank; name an image or leave both unset for the shell "
+                    + "agent's own");
         }
+        String template = image.orElse(AGENT_IMAGE);
         String sandboxName = names.name(key, spec.kind());
         synchronized (locks.computeIfAbsent(sandboxName, ignored -> new Object())) {
             checkHost();
@@ -159,63 +167,95 @@ public final class SbxBackend implements SandboxBackend {
             if (existing.isPresent()) {
                 return warm(existing.get(), template, mountPoint);
             }
-            return create(sandboxName, template, mountPoint, record);
+            return create(sandboxName, image, mountPoint, record);
         }
     }
 
     private SbxSandbox warm(SbxListing listing, String template, String mountPoint) {
-        if (!listing.template().equals(template)) {
-            throw new SandboxException("backend '" + name() + "': sandbox " + listing.name() + " was created from "
-                    + "template '" + listing.template() + "' but this spec asks for '" + template + "'; a warm "
-                    + "sandbox never changes its image: dispose of the key first, or use another kind");
-        }
-        Path workspace = Path.of(listing.workspace()).toAbsolutePath().normalize();
         Path record = config.workspaceRoot().resolve(listing.name());
-        if (!record.equals(workspace.getParent()) || !workspace.getFileName().toString().startsWith(WORKSPACE_PREFIX)
-                || !Files.isDirectory(workspace)) {
+        Optional<Path> workspace = listing.workspaces().size() != 1 ? Optional.empty()
+                : Optional.of(Path.of(listing.workspaces().get(0)).toAbsolutePath().normalize());
+        if (workspace.isEmpty() || !record.equals(workspace.get().getParent())
+                || !workspace.get().getFileName().toString().startsWith(WORKSPACE_PREFIX)
+                || !Files.isDirectory(workspace.get(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             throw new SandboxException("backend '" + name() + "': sandbox " + listing.name() + " mounts "
-                    + listing.workspace() + ", not a workspace under " + record + "; it was made with another "
+                    + listing.workspaces() + ", not one workspace under " + record + "; it was made with another "
                     + "workspace root or by hand: dispose of it (sbx rm --force " + listing.name() + ") or configure "
                     + "the same workspace root");
         }
-        return new SbxSandbox(this, listing.name(), listing.id(), workspace, mountPoint);
+        Optional<String> recorded = recordedImage(workspace.get());
+        if (recorded.isEmpty() || !recorded.get().equals(template)) {
+            throw new SandboxException("backend '" + name() + "': sandbox " + listing.name() + " was created from "
+                    + recorded.map(GuestText::quote).orElse("an image this backend did not record") + " but this spec "
+                    + "asks for " + GuestText.quote(template) + "; a warm sandbox never changes its image: dispose of "
+                    + "the key first, or use another kind");
+        }
+        return new SbxSandbox(this, listing.name(), listing.id(), workspace.get(), mountPoint);
     }
 
-    private SbxSandbox create(String sandboxName, String template, String mountPoint, Path record) {
-        Path workspace = newWorkspace(record);
+    private static Path imageRecord(Path workspace) {
+        return workspace.resolveSibling(workspace.getFileName() + IMAGE_SUFFIX);
+    }
+
+    /** The image recorded beside {@code workspace} (outside it: the guest writes the workspace, never this). */
+    private static Optional<String> recordedImage(Path workspace) {
+        try {
+            return Optional.of(Files.readString(imageRecord(workspace), StandardCharsets.UTF_8));
+        } catch (IOException absent) {
+            return Optional.empty();
+        }
+    }
+
+    private SbxSandbox create(String sandboxName, Optional<String> image, String mountPoint, Path record) {
+        String template = image.orElse(AGENT_IMAGE);
+        Path workspace = newWorkspace(record, template);
         SbxCli.Created created;
         try {
-            created = cli.create(sandboxName, template, config.cpus(), config.memory(), workspace.toString());
+            created = cli.create(sandboxName, image, config.cpus(), config.memory(), workspace.toString());
         } catch (RuntimeException failure) {
-            deleteTree(workspace);
+            deleteWorkspace(workspace);
             throw failure;
         }
-        if (created.nameTaken()) {
+        if (created == SbxCli.Created.NAME_TAKEN) {
             // Another process won the race for this name: adopt its sandbox, drop the unused directory.
-            deleteTree(workspace);
+            deleteWorkspace(workspace);
             SbxListing winner = cli.find(sandboxName).orElseThrow(() -> new SandboxException("backend '" + name()
                     + "': another process created sandbox " + sandboxName + " at the same moment and it is gone "
                     + "again; acquire again"));
             return warm(winner, template, mountPoint);
         }
-        String id = created.id().orElseThrow();
+        // The create's output is not the id (no source says so): sbx ls names it, as the reference reads it.
+        Optional<String> id = cli.find(sandboxName)
+                .filter(listing -> listing.workspaces().size() == 1
+                        && Path.of(listing.workspaces().get(0)).toAbsolutePath().normalize()
+                                .equals(workspace.toAbsolutePath().normalize()))
+                .map(SbxListing::id);
         try {
+            if (id.isEmpty()) {
+                throw new SandboxException("backend '" + name() + "': sbx create " + sandboxName + " succeeded but "
+                        + "sbx ls does not list it with workspace " + workspace + "; check the sandbox with 'sbx ls'");
+            }
             probe(sandboxName);
-            bind(sandboxName, workspace, mountPoint, SbxScripts.BIND_CREATE);
+            makeMountPoint(sandboxName, mountPoint);
         } catch (RuntimeException failure) {
             try {
-                if (disposeInstance(sandboxName, id)) {
-                    deleteTree(workspace);
+                if (id.isPresent() ? disposeInstance(sandboxName, id.get()) : cli.find(sandboxName).isEmpty()) {
+                    deleteWorkspace(workspace);
                 }
             } catch (RuntimeException cleanup) {
                 failure.addSuppressed(cleanup);
             }
             throw failure;
         }
-        return new SbxSandbox(this, sandboxName, id, workspace, mountPoint);
+        return new SbxSandbox(this, sandboxName, id.get(), workspace, mountPoint);
     }
 
-    private Path newWorkspace(Path record) {
+    private void deleteWorkspace(Path workspace) {
+        deleteTree(workspace);
+        deleteTree(imageRecord(workspace));
+    }
+
+    private Path newWorkspace(Path record, String template) {
         try {
             Files.createDirectories(config.workspaceRoot());
             if (!Files.isDirectory(record)) {
@@ -227,7 +267,10 @@ public final class SbxBackend implements SandboxBackend {
             }
             byte[] random = new byte[WORKSPACE_RANDOM_BYTES];
             RANDOM.nextBytes(random);
-            return Files.createDirectory(record.resolve(WORKSPACE_PREFIX + HexFormat.of().formatHex(random)));
+            Path workspace = Files.createDirectory(record.resolve(WORKSPACE_PREFIX + HexFormat.of().formatHex(random)));
+            // Written before the create, so a racing acquire that adopts this sandbox finds it.
+            Files.writeString(imageRecord(workspace), template, StandardCharsets.UTF_8);
+            return workspace;
         } catch (IOException e) {
             throw new SandboxException("backend '" + name() + "' could not make a workspace under " + record + ": "
                     + ErrorDetail.of(e) + "; make the workspace root writable or configure another", e);
@@ -278,26 +321,31 @@ public final class SbxBackend implements SandboxBackend {
                         + " lacks" + output.substring(SbxScripts.MISSING.length()) + "; use a template with "
                         + String.join(" ", SbxScripts.REQUIRED_COMMANDS));
             }
+            if (output.strip().equals(SbxScripts.NO_NAMESPACES)) {
+                throw new SandboxException("backend '" + name() + "': in sandbox " + sandboxName + " the template's "
+                        + "user cannot make a user and mount namespace (unshare --user --mount --map-root-user), where "
+                        + "every command binds its workspace; use a template whose kernel and unshare allow it");
+            }
         }
     }
 
-    /** Binds the workspace at the mount point as root (at create, and after an idle stop dropped it). */
-    void bind(String sandboxName, Path workspace, String mountPoint, String mode) {
-        SbxReply reply = cli.exec(sandboxName, true, SbxScripts.shell(SbxScripts.BIND, "sandbox4j-bind",
-                List.of(workspace.toString(), mountPoint, mode)), config.commandTimeout());
+    /** Makes the mount point as root at create: the one root step (no command binds as root). */
+    private void makeMountPoint(String sandboxName, String mountPoint) {
+        SbxReply reply = cli.exec(sandboxName, true, SbxScripts.shell(SbxScripts.MOUNT_POINT, "sandbox4j-mount-point",
+                List.of(mountPoint)), config.commandTimeout());
         if (reply.succeeded()) {
             return;
         }
-        String line = cli.classify(reply, "exec (bind)");
+        String line = cli.classify(reply, "exec (mount point)");
         if (reply.exitCode() == SbxScripts.MOUNT_POINT_TAKEN && line.isEmpty()) {
             throw new SandboxException("backend '" + name() + "' binds the workspace at " + mountPoint + " (the parent "
                     + "of the spec's work dir), but the image already has " + mountPoint + "; choose a work dir whose "
                     + "parent the image lacks, such as " + SandboxSpec.DEFAULT_WORK_DIR);
         }
-        throw new SandboxException("backend '" + name() + "' could not bind the workspace of sandbox " + sandboxName
-                + " at " + mountPoint + " (exit " + reply.exitCode() + (line.isEmpty() ? ""
+        throw new SandboxException("backend '" + name() + "' could not make the mount point " + mountPoint + " in "
+                + "sandbox " + sandboxName + " (exit " + reply.exitCode() + (line.isEmpty() ? ""
                         : ": " + GuestText.quote(line)) + "; stderr " + GuestText.quote(reply.stderr().strip())
-                + "); the template needs mount and root through 'sbx exec --user root'");
+                + "); the template needs mkdir and root through 'sbx exec -u root'");
     }
 
     /**
@@ -313,7 +361,7 @@ public final class SbxBackend implements SandboxBackend {
             }
             LOG.log(Level.WARNING, () -> "backend '" + name() + "': the kill in sandbox " + sandbox.sandboxName()
                     + " did not run (exit " + reply.exitCode() + (reply.timedOut() ? ", timed out" : "") + ": "
-                    + reply.stderr().strip() + ")");
+                    + GuestText.quote(reply.stderr().strip()) + ")");
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, () -> "backend '" + name() + "': the kill in sandbox " + sandbox.sandboxName()
                     + " failed: " + ErrorDetail.of(e));

@@ -3,20 +3,33 @@ package org.sandbox4j.sbx;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Json;
 import org.sandbox4j.core.SandboxException;
 
 /**
  * The {@code sbx} surface the backend drives (pinned in {@code SBX-PROTOCOL.md}), one method per
- * command, with the error lines every command shares turned into exceptions: a lapsed login into
- * {@link SbxLoginRequired}, a daemon without its engine into {@link SbxDaemonFault}.
+ * command, with the failures every command shares turned into exceptions: a lapsed login into
+ * {@link SbxLoginRequired}, a daemon without its engine into {@link SbxDaemonFault}, an image
+ * sbx cannot start its shell in into a message naming {@code /bin/sh} and {@code /bin/bash}.
  */
 final class SbxCli {
 
-    static final String LOGIN_LAPSED = "You are not signed in";
-    static final String ENGINE_LOST = "sandbox engine is unavailable";
+    /**
+     * Words of a lapsed login, matched case-insensitively anywhere in stderr: the reference's
+     * hints; real sbx v0.39 was seen to answer {@code 401 Unauthorized ... no valid user session found}.
+     */
+    static final List<String> LOGIN_HINTS = List.of("sbx login", "not logged in", "log in", "unauthorized",
+            "unauthenticated");
+    /** How sandboxd says it lost its engine (the reference's classification). */
+    static final String ENGINE_LOST = "backend unavailable";
+    /** How sbx v0.45.1 reports an image it cannot start its shell in (no {@code /bin/bash}), per the reference. */
+    static final String NO_STARTUP = "kit startup exited with code 127";
+    /** The agent every sandbox is created for: a plain shell ({@code sbx create shell PATH}). */
+    static final String AGENT = "shell";
     static final String ALREADY_EXISTS = "already exists";
     static final String NOT_FOUND = "not found";
     static final String AGENT_FORWARDING_SETTING = "ssh.agentForwardingEnabled";
@@ -46,67 +59,105 @@ final class SbxCli {
         if (value.equals("true")) {
             return true;
         }
-        throw new SandboxException("backend '" + backendName + "': sbx answered '" + abbreviate(value) + "' for "
+        throw new SandboxException("backend '" + backendName + "': sbx answered " + GuestText.quote(value) + " for "
                 + AGENT_FORWARDING_SETTING + ", neither true nor false; check the sbx version (tested with v0.45.1)");
     }
 
-    /** {@code sbx mcp ls --format json}: the registered MCP servers' names. */
+    /**
+     * {@code sbx mcp ls --json}: the registered MCP servers, each named by its {@code name} when it
+     * has one. A payload without a {@code servers} list is refused, never read as "none".
+     */
     List<String> mcpServers() {
-        SbxReply reply = checked(List.of("mcp", "ls", "--format", "json"), "mcp ls");
+        SbxReply reply = checked(List.of("mcp", "ls", "--json"), "mcp ls");
         List<String> names = new ArrayList<>();
-        for (Map<String, Object> server : parsed(reply, "mcp ls")) {
-            Object name = server.get("name");
-            names.add(name instanceof String text ? text : String.valueOf(server));
+        try {
+            for (Object server : list(Json.parseObject(reply.stdout()), "servers")) {
+                Object name = server instanceof Map<?, ?> entry ? entry.get("name") : null;
+                names.add(name instanceof String text ? GuestText.quote(text) : Json.kind(server));
+            }
+        } catch (Json.Malformed | Unreadable malformed) {
+            throw unreadable("mcp ls", malformed);
         }
         return names;
     }
 
-    /** {@code sbx ls --format json}. An engine-less daemon answers an empty list here. */
+    /**
+     * {@code sbx ls --json}: {@code {"sandboxes":[{"name","id","workspaces":[...]}]}}. An
+     * engine-less daemon answers no sandboxes here. Other fields (status, template) are ignored.
+     */
     List<SbxListing> ls() {
-        SbxReply reply = checked(List.of("ls", "--format", "json"), "ls");
+        SbxReply reply = checked(List.of("ls", "--json"), "ls");
         List<SbxListing> listings = new ArrayList<>();
         try {
-            for (Map<String, Object> row : parsed(reply, "ls")) {
-                listings.add(new SbxListing(Json.string(row, "id"), Json.string(row, "name"),
-                        Json.string(row, "status"), Json.string(row, "template"),
-                        Json.string(row, "workspace")));
+            for (Object row : list(Json.parseObject(reply.stdout()), "sandboxes")) {
+                if (!(row instanceof Map<?, ?> fields)) {
+                    throw new Unreadable("a sandbox should be an object, got " + Json.kind(row));
+                }
+                @SuppressWarnings("unchecked")
+                Map<String, Object> object = (Map<String, Object>) fields;
+                List<String> workspaces = new ArrayList<>();
+                for (Object workspace : list(object, "workspaces")) {
+                    if (!(workspace instanceof String path)) {
+                        throw new Unreadable("a workspace should be a string, got " + Json.kind(workspace));
+                    }
+                    workspaces.add(path);
+                }
+                listings.add(new SbxListing(Json.string(object, "id"), Json.string(object, "name"), workspaces));
             }
-        } catch (Json.Malformed malformed) {
+        } catch (Json.Malformed | Unreadable malformed) {
             throw unreadable("ls", malformed);
         }
         return listings;
+    }
+
+    private static List<?> list(Map<String, Object> object, String field) {
+        Object value = object.get(field);
+        if (!(value instanceof List<?> items)) {
+            throw new Unreadable("field '" + field + "' should be a list, got " + Json.kind(value));
+        }
+        return items;
     }
 
     Optional<SbxListing> find(String name) {
         return ls().stream().filter(listing -> listing.name().equals(name)).findFirst();
     }
 
-    /** How a create ended: made with this id, or the name was taken by a racing create. */
-    record Created(Optional<String> id) {
-        boolean nameTaken() {
-            return id.isEmpty();
-        }
+    /** How a create ended: this call made the sandbox, or a racing create had taken the name. */
+    enum Created {
+        MADE,
+        NAME_TAKEN
     }
 
-    /** {@code sbx create --name N --template T --deny-network "**" [--cpus C] [--memory M] WORKSPACE}. */
-    Created create(String name, String template, Optional<Integer> cpus, Optional<String> memory, String workspace) {
-        SbxReply reply = runner.run(createArgs(name, template, cpus, memory, workspace), timeout);
+    /**
+     * {@code sbx create shell --name N [--cpus C] [--memory M] --skills off --deny-network "**"
+     * --quiet [--template IMAGE] WORKSPACE}. Its stdout is not read (no source says it is the id):
+     * the caller takes the id from {@link #ls()} afterwards.
+     */
+    Created create(String name, Optional<String> image, Optional<Integer> cpus, Optional<String> memory,
+            String workspace) {
+        SbxReply reply = runner.run(createArgs(name, image, cpus, memory, workspace), timeout);
         if (reply.succeeded()) {
-            return new Created(Optional.of(reply.stdout().strip()));
+            return Created.MADE;
         }
         String line = classify(reply, "create");
-        if (line.contains(ALREADY_EXISTS)) {
-            return new Created(Optional.empty());
+        if (line.contains(ALREADY_EXISTS) || reply.stderr().contains(ALREADY_EXISTS)) {
+            return Created.NAME_TAKEN;
         }
         throw failed("create", reply, line);
     }
 
-    static List<String> createArgs(String name, String template, Optional<Integer> cpus, Optional<String> memory,
-            String workspace) {
-        List<String> args = new ArrayList<>(List.of("create", "--name", name, "--template", template,
-                "--deny-network", DENY_EVERY_HOST));
+    /**
+     * The create argv. {@code --template} is a container image (default: the agent's own), so it
+     * is passed only when the spec names one; {@code --skills off} keeps the shared skills store
+     * out, so the workspace is the sandbox's only mount.
+     */
+    static List<String> createArgs(String name, Optional<String> image, Optional<Integer> cpus,
+            Optional<String> memory, String workspace) {
+        List<String> args = new ArrayList<>(List.of("create", AGENT, "--name", name));
         cpus.ifPresent(count -> args.addAll(List.of("--cpus", Integer.toString(count))));
         memory.ifPresent(size -> args.addAll(List.of("--memory", size)));
+        args.addAll(List.of("--skills", "off", "--deny-network", DENY_EVERY_HOST, "--quiet"));
+        image.ifPresent(template -> args.addAll(List.of("--template", template)));
         args.add(workspace);
         return args;
     }
@@ -125,8 +176,8 @@ final class SbxCli {
     }
 
     /**
-     * {@code sbx exec [--user root] NAME -- COMMAND...} run to completion, for the backend's own
-     * short commands (probe, bind, kill). The reply is returned as is: the caller reads the exit.
+     * {@code sbx exec [-u root] NAME COMMAND...} run to completion, for the backend's own short
+     * commands (probe, mount point, kill). The reply is returned as is: the caller reads the exit.
      */
     SbxReply exec(String name, boolean root, List<String> command, Duration bound) {
         return runner.run(execArgs(name, root, false, command), bound);
@@ -139,10 +190,11 @@ final class SbxCli {
             args.add("-i");
         }
         if (root) {
-            args.addAll(List.of("--user", "root"));
+            args.addAll(List.of("-u", "root"));
         }
+        // No "--": sbx exec stops reading flags at NAME (as docker exec does), so a "--" would
+        // reach the guest as the command. Every command here starts with a fixed program name.
         args.add(name);
-        args.add("--");
         args.addAll(command);
         return args;
     }
@@ -166,43 +218,50 @@ final class SbxCli {
             throw new SandboxException("backend '" + backendName + "': sbx " + what + " did not answer within "
                     + timeout.toSeconds() + " s and was killed; check that the sbx daemon is healthy (sbx ls)");
         }
-        String line = reply.errorLine().orElse("");
-        raiseShared(line);
-        return line;
+        if (!reply.succeeded()) {
+            raiseShared(reply.stderr());
+        }
+        return reply.errorLine().orElse("");
     }
 
-    /** Throws for an error line every command shares. */
-    void raiseShared(String line) {
-        if (line.contains(LOGIN_LAPSED)) {
+    /**
+     * Throws for a failure every command shares, read from sbx's whole stderr (bounded by the
+     * runner): the sources give words, not a line format, so no {@code ERROR:} prefix is assumed.
+     */
+    void raiseShared(String stderr) {
+        String said = stderr.toLowerCase(Locale.ROOT);
+        if (said.contains(ENGINE_LOST)) {
+            throw new SbxDaemonFault("backend '" + backendName + "': the sbx daemon lost its sandbox engine (it lists "
+                    + "no sandboxes and runs none; sbx said " + GuestText.quote(stderr.strip()) + "); run 'sbx daemon "
+                    + "restart'");
+        }
+        if (LOGIN_HINTS.stream().anyMatch(said::contains)) {
             throw new SbxLoginRequired("backend '" + backendName + "': the sbx login lapsed and every sbx command "
                     + "fails until someone signs in again: run 'sbx login' (in CI, pipe an access token to 'sbx login "
                     + "--username <user> --password-stdin')");
         }
-        if (line.contains(ENGINE_LOST)) {
-            throw new SbxDaemonFault("backend '" + backendName + "': the sbx daemon lost its sandbox engine (it lists "
-                    + "no sandboxes and runs none); run 'sbx daemon restart'");
+        if (said.contains(NO_STARTUP)) {
+            throw new SandboxException("backend '" + backendName + "': sbx could not start the template's shell (sbx "
+                    + "said " + GuestText.quote(stderr.strip()) + "); a template needs /bin/sh and /bin/bash");
         }
     }
 
     private SandboxException failed(String what, SbxReply reply, String line) {
         return new SandboxException("backend '" + backendName + "': sbx " + what + " failed (exit " + reply.exitCode()
-                + (line.isEmpty() ? "" : ": " + abbreviate(line)) + "); run it by hand to see why");
+                + (line.isEmpty() ? "" : ": " + GuestText.quote(line)) + "); run it by hand to see why");
     }
 
-    private List<Map<String, Object>> parsed(SbxReply reply, String what) {
-        try {
-            return Json.parseArrayOfObjects(reply.stdout());
-        } catch (Json.Malformed malformed) {
-            throw unreadable(what, malformed);
+    /** A payload that parsed as JSON but not in the shape the sources show. */
+    private static final class Unreadable extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        Unreadable(String message) {
+            super(message);
         }
     }
 
-    private SandboxException unreadable(String what, Json.Malformed malformed) {
+    private SandboxException unreadable(String what, IllegalArgumentException malformed) {
         return new SandboxException("backend '" + backendName + "': could not read the JSON of sbx " + what + " ("
                 + malformed.getMessage() + "); check the sbx version (tested with v0.45.1)");
-    }
-
-    private static String abbreviate(String text) {
-        return text.length() <= 200 ? text : text.substring(0, 200) + "...";
     }
 }

@@ -108,67 +108,60 @@ final class SbxSandbox implements Sandbox {
         List<String> argv = command instanceof Command.Argv words ? words.words()
                 : List.of("sh", "-c", ((Command.Shell) command).line());
         long start = System.nanoTime();
-        boolean rebound = false;
-        while (true) {
-            String nonce = random(NONCE_BYTES);
-            String callState = SbxScripts.CALL_STATE_PREFIX + random(CALL_ID_BYTES);
-            List<String> parameters = SbxScripts.wrapperParameters(nonce, callState, mountPoint,
-                    options.workingDirectory(), options.environment(), argv);
-            List<String> args = SbxCli.execArgs(name, false, options.stdin().isPresent(),
-                    SbxScripts.shell(SbxScripts.WRAPPER, "sandbox4j-exec", parameters));
-            Process process;
-            try {
-                process = backend.cli().runner().start(args);
-            } catch (IOException e) {
-                throw new SandboxException("backend '" + backend.name() + "' could not start " + backend.config().sbxPath()
-                        + " (" + e.getMessage() + "); install sbx or name it with SbxConfig.builder().sbxPath(path)", e);
+        String nonce = random(NONCE_BYTES);
+        String callState = SbxScripts.CALL_STATE_PREFIX + random(CALL_ID_BYTES);
+        List<String> parameters = SbxScripts.wrapperParameters(nonce, callState, workspace.toString(), mountPoint,
+                options.workingDirectory(), options.environment(), argv);
+        List<String> args = SbxCli.execArgs(name, false, options.stdin().isPresent(),
+                SbxScripts.shell(SbxScripts.WRAPPER, "sandbox4j-exec", parameters));
+        Process process;
+        try {
+            process = backend.cli().runner().start(args);
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + backend.name() + "' could not start " + backend.config().sbxPath()
+                    + " (" + e.getMessage() + "); install sbx or name it with SbxConfig.builder().sbxPath(path)", e);
+        }
+        SbxExecRun.Outcome outcome;
+        try {
+            outcome = SbxExecRun.await(process, options, nonce, backend.name(), start);
+        } catch (InterruptedException e) {
+            stop(process, callState);
+            Thread.currentThread().interrupt();
+            throw new SandboxInterrupted("the thread running " + GuestText.quote(command.toShellLine())
+                    + " was interrupted; the command was killed with its process group", e);
+        }
+        if (outcome.timedOut() || outcome.capExceeded()) {
+            boolean killed = stop(process, callState);
+            String after = killed ? "" : "; its process group could not be killed, so this sandbox is retired "
+                    + "(acquire again for a fresh one)";
+            if (outcome.capExceeded()) {
+                throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(command.toShellLine())
+                        + " wrote more than its output cap of " + options.outputCapBytes() + " bytes (stdout and "
+                        + "stderr together) and was killed" + after + ": raise the cap with "
+                        + "ExecOptions.withOutputCap, or write large results to a file and read that");
             }
-            SbxExecRun.Outcome outcome;
-            try {
-                outcome = SbxExecRun.await(process, options, nonce, backend.name(), start);
-            } catch (InterruptedException e) {
-                stop(process, callState);
-                Thread.currentThread().interrupt();
-                throw new SandboxInterrupted("the thread running " + GuestText.quote(command.toShellLine())
-                        + " was interrupted; the command was killed with its process group", e);
-            }
-            if (outcome.timedOut() || outcome.capExceeded()) {
-                boolean killed = stop(process, callState);
-                String after = killed ? "" : "; its process group could not be killed, so this sandbox is retired "
-                        + "(acquire again for a fresh one)";
-                if (outcome.capExceeded()) {
-                    throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(command.toShellLine())
-                            + " wrote more than its output cap of " + options.outputCapBytes() + " bytes (stdout and "
-                            + "stderr together) and was killed" + after + ": raise the cap with "
-                            + "ExecOptions.withOutputCap, or write large results to a file and read that");
+            throw new SandboxTimeoutException("the command " + GuestText.quote(command.toShellLine())
+                    + " ran past its timeout of " + options.timeout().toMillis() + " ms and was killed with its "
+                    + "process group" + after + ": raise the timeout, or make the command finish sooner");
+        }
+        switch (outcome.ending()) {
+            case STARTED:
+                // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
+                if (outcome.exitCode() >= SIGNALLED && backend.wasDisposedOf(this)) {
+                    throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " was disposed "
+                            + "of while " + GuestText.quote(command.toShellLine()) + " ran (here or by another "
+                            + "process); the command was stopped with it: acquire again for a fresh one");
                 }
-                throw new SandboxTimeoutException("the command " + GuestText.quote(command.toShellLine())
-                        + " ran past its timeout of " + options.timeout().toMillis() + " ms and was killed with its "
-                        + "process group" + after + ": raise the timeout, or make the command finish sooner");
-            }
-            switch (outcome.ending()) {
-                case STARTED:
-                    // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
-                    if (outcome.exitCode() >= SIGNALLED && backend.wasDisposedOf(this)) {
-                        throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " was disposed "
-                                + "of while " + GuestText.quote(command.toShellLine()) + " ran (here or by another "
-                                + "process); the command was stopped with it: acquire again for a fresh one");
-                    }
-                    return new ExecResult(outcome.stdout(), outcome.stderr(), outcome.exitCode(),
-                            Duration.ofNanos(System.nanoTime() - start));
-                case UNBOUND:
-                    if (rebound) {
-                        throw new SandboxException("backend '" + backend.name() + "': the workspace of sandbox " + name
-                                + " is still not bound at " + mountPoint + " after binding it again; dispose of the "
-                                + "sandbox and acquire a fresh one");
-                    }
-                    // An idle stop dropped the bind; bind it again and run the command.
-                    backend.bind(name, workspace, mountPoint, SbxScripts.BIND_AGAIN);
-                    rebound = true;
-                    continue;
-                default:
-                    throw sbxFailed(outcome.preamble());
-            }
+                return new ExecResult(outcome.stdout(), outcome.stderr(), outcome.exitCode(),
+                        Duration.ofNanos(System.nanoTime() - start));
+            case UNBOUND:
+                throw new SandboxException("backend '" + backend.name() + "': the command's own namespace in "
+                        + "sandbox " + name + " could not bind the workspace at " + mountPoint + " ("
+                        + GuestText.quote(outcome.preamble().strip()) + "); nothing ran: check that the template "
+                        + "lets its user run 'unshare --user --mount --map-root-user mount --bind', or dispose of "
+                        + "the sandbox and acquire a fresh one");
+            default:
+                throw sbxFailed(outcome.preamble());
         }
     }
 
@@ -182,13 +175,15 @@ final class SbxSandbox implements Sandbox {
 
     private SandboxException sbxFailed(String said) {
         String line = SbxReply.errorLineIn(said).orElse("");
-        backend.cli().raiseShared(line);
+        backend.cli().raiseShared(said);
         if (line.contains(SbxCli.NOT_FOUND)) {
             return new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " no longer exists (it "
                     + "was disposed of, here or by another process); acquire again for a fresh one");
         }
+        String shown = line.isEmpty() ? said.strip() : line;
         return new SandboxException("backend '" + backend.name() + "': sbx exec failed before the command started"
-                + (line.isEmpty() ? "" : " (" + GuestText.quote(line) + ")") + "; check the sandbox with 'sbx ls'");
+                + (shown.isEmpty() ? "" : " (" + GuestText.quote(shown) + ")") + "; check the sandbox with 'sbx ls', "
+                + "and that its template can run unshare --user --mount --map-root-user");
     }
 
     void retire() {

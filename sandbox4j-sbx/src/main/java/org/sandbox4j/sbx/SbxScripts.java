@@ -14,10 +14,10 @@ import java.util.regex.Pattern;
 final class SbxScripts {
 
     /** The commands the wrapper and the backend's own scripts need; acquire checks every one. */
-    static final List<String> REQUIRED_COMMANDS = List.of("sh", "base64", "setsid", "setpriv", "mount", "mkdir",
-            "cat", "rm", "sleep");
+    static final List<String> REQUIRED_COMMANDS = List.of("sh", "base64", "setsid", "setpriv", "unshare", "mount",
+            "mkdir", "cat", "rm", "sleep");
 
-    /** What the wrapper prints after the nonce when the workspace bind is gone (an idle stop dropped it). */
+    /** What the wrapper prints after the nonce when it could not bind the workspace in its own namespace. */
     static final String UNBOUND = "unbound";
     /** The last line of the kill script, proving it ran. */
     static final String KILL_DONE = "sandbox4j-kill-done";
@@ -27,7 +27,9 @@ final class SbxScripts {
     static final String AGENT_SOCKET = "agent-socket";
     /** The probe's line listing missing commands. */
     static final String MISSING = "missing";
-    /** Exit status of the bind script when the mount point already exists in the image. */
+    /** The probe's line when the template's user cannot make a user and mount namespace. */
+    static final String NO_NAMESPACES = "no-namespaces";
+    /** Exit status of the mount-point script when the mount point already exists in the image. */
     static final int MOUNT_POINT_TAKEN = 3;
     /** Exit status when the working directory is missing (the shell's message is on stderr), as env(1) does. */
     static final int CANNOT_RUN = 125;
@@ -40,27 +42,48 @@ final class SbxScripts {
     static final String CALL_VARIABLE = "SANDBOX4J_CALL";
     /** Where each call keeps its process-group id and cancel file. */
     static final String CALL_STATE_PREFIX = "/tmp/.sandbox4j-exec-";
+    /** The wrapper's first stage: the one {@code sbx exec} starts. */
+    static final String ENTER = "enter";
 
     /**
-     * Runs one command: {@code $1} nonce, {@code $2} call state directory, {@code $3} mount point
-     * of the workspace, {@code $4} working directory, {@code $5} how many environment words
+     * Runs one command in three stages, each the same script started again with the stage's
+     * name: {@code $1} this script, {@code $2} the stage, {@code $3} nonce, {@code $4} call state
+     * directory, {@code $5} the workspace as the guest mounts it, {@code $6} the mount point where
+     * the command sees it, {@code $7} working directory, {@code $8} how many environment words
      * follow, then those ({@code NAME=value}) and the argv, each {@link #encode encoded}.
      *
-     * <p>The nonce line on stderr marks where the command's own stderr starts: anything before it
-     * (or no nonce at all) is {@code sbx} speaking. The command runs in a session of its own
-     * ({@code setsid}), which first records its process-group id, then checks the cancel file, so
-     * a kill that came first stops it before it starts and a kill that comes later finds its group.
-     * The command itself starts through {@code setpriv --no-new-privs}: nothing it runs can gain
-     * privileges, so the {@code shell} template's passwordless {@code sudo} (a setuid binary) does
-     * not work for the workload. The backend's own root steps (the workspace re-bind) run through
-     * {@code sbx exec --user root} outside this wrapper.
+     * <p>sbx gives the mount capability only to Docker's own templates (the reference backend's
+     * finding), so no command binds as root: {@code enter} makes a user and mount namespace of the
+     * command's own where its user is root, {@code bind} binds the workspace at the mount point
+     * there and maps the user back to its own uid and gid (read from the new namespace's maps) in
+     * a second user namespace, and {@code run} starts the command. The bind lives and dies with
+     * the command, so an idle stop has nothing to drop. A failure before {@code run} prints no
+     * nonce, or the nonce followed by {@value #UNBOUND} when the bind itself failed.
+     *
+     * <p>From {@code run} on: the nonce line on stderr marks where the command's own stderr starts:
+     * anything before it (or no nonce at all) is {@code sbx} or the wrapper speaking. The command
+     * runs in a session of its own ({@code setsid}), which first records its process-group id,
+     * then checks the cancel file, so a kill that came first stops it before it starts and a kill
+     * that comes later finds its group. The command itself starts through
+     * {@code setpriv --no-new-privs}: nothing it runs can gain privileges, so the {@code shell}
+     * template's passwordless {@code sudo} (a setuid binary) does not work for the workload.
      */
     static final String WRAPPER = String.join("\n",
-            "nonce=$1; state=$2; mp=$3; wd=$4; envs=$5; shift 5",
-            "case \"$(cat /proc/self/mounts 2>/dev/null)\" in",
-            "  *\" $mp \"*) ;;",
-            "  *) printf '%s " + UNBOUND + "\\n' \"$nonce\" >&2; exit 0 ;;",
+            "self=$1; stage=$2; nonce=$3; state=$4; ws=$5; mp=$6; shift 6",
+            "case $stage in",
+            "  " + ENTER + ") exec unshare --user --mount --map-root-user -- sh -c \"$self\" sandbox4j-exec \"$self\" bind "
+                    + "\"$nonce\" \"$state\" \"$ws\" \"$mp\" \"$@\" ;;",
+            "  bind)",
+            "    if ! said=$(mount --bind \"$ws\" \"$mp\" 2>&1); then",
+            "      printf '%s\\n%s " + UNBOUND + "\\n' \"$said\" \"$nonce\" >&2; exit " + CANNOT_RUN,
+            "    fi",
+            "    { read -r _ u _ < /proc/self/uid_map && read -r _ g _ < /proc/self/gid_map; } || exit " + CANNOT_RUN,
+            "    exec unshare --user --map-user=\"$u\" --map-group=\"$g\" -- sh -c \"$self\" sandbox4j-exec \"$self\" run "
+                    + "\"$nonce\" \"$state\" \"$ws\" \"$mp\" \"$@\" ;;",
+            "  run) ;;",
+            "  *) exit " + CANNOT_RUN + " ;;",
             "esac",
+            "wd=$1; envs=$2; shift 2",
             "printf '%s\\n' \"$nonce\" >&2",
             "decode() { v=$(printf '%s' \"${1#" + WORD_MARK + "}\" | base64 -d && printf x) || exit " + CANNOT_RUN
                     + "; v=${v%x}; }",
@@ -104,15 +127,15 @@ final class SbxScripts {
             "echo " + KILL_DONE);
 
     /**
-     * Binds the workspace ({@code $1}) again at the mount point ({@code $2}), as root; {@code $3}
-     * is {@code create} at a new sandbox's first bind, when the mount point must not exist yet.
+     * Makes the mount point ({@code $1}) as root, once, at create: the one root step. It must not
+     * exist in the image, so the workspace bound over it hides nothing of the image's. The guest's
+     * disk keeps it across idle stops.
      */
-    static final String BIND = String.join("\n",
-            "ws=$1; mp=$2",
-            "case \"$(cat /proc/self/mounts 2>/dev/null)\" in *\" $mp \"*) exit 0 ;; esac",
-            "if [ \"$3\" = create ] && [ -e \"$mp\" ]; then echo \"$mp already exists in the image\" >&2; exit "
+    static final String MOUNT_POINT = String.join("\n",
+            "mp=$1",
+            "if [ -e \"$mp\" ] || [ -L \"$mp\" ]; then echo \"$mp already exists in the image\" >&2; exit "
                     + MOUNT_POINT_TAKEN + "; fi",
-            "mkdir -p \"$mp\" && mount --bind \"$ws\" \"$mp\"");
+            "mkdir -p \"$mp\"");
 
     /** Reports missing commands and a forwarded SSH agent, in the template's own {@code sh}. */
     static final String PROBE = String.join("\n",
@@ -120,11 +143,10 @@ final class SbxScripts {
             "for c in " + String.join(" ", REQUIRED_COMMANDS) + "; do command -v \"$c\" >/dev/null 2>&1 || "
                     + "missing=\"$missing $c\"; done",
             "if [ -n \"${SSH_AUTH_SOCK:-}\" ]; then echo \"" + AGENT_SOCKET + " $SSH_AUTH_SOCK\"; fi",
+            "if [ -z \"$missing\" ] && ! unshare --user --mount --map-root-user true >/dev/null 2>&1; then echo "
+                    + NO_NAMESPACES + "; fi",
             "echo \"" + MISSING + "$missing\"",
             "echo " + PROBE_DONE);
-
-    static final String BIND_CREATE = "create";
-    static final String BIND_AGAIN = "again";
 
     private static final Pattern ENVIRONMENT_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -136,11 +158,11 @@ final class SbxScripts {
         return WORD_MARK + Base64.getEncoder().encodeToString(word.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** The wrapper's parameters after {@code sh -c WRAPPER $0}. */
-    static List<String> wrapperParameters(String nonce, String callState, String mountPoint, String workingDirectory,
-            Map<String, String> environment, List<String> argv) {
-        List<String> parameters = new ArrayList<>(List.of(nonce, callState, mountPoint, workingDirectory,
-                Integer.toString(environment.size())));
+    /** The wrapper's parameters after {@code sh -c WRAPPER $0}, from its first stage on. */
+    static List<String> wrapperParameters(String nonce, String callState, String workspace, String mountPoint,
+            String workingDirectory, Map<String, String> environment, List<String> argv) {
+        List<String> parameters = new ArrayList<>(List.of(WRAPPER, ENTER, nonce, callState, workspace, mountPoint,
+                workingDirectory, Integer.toString(environment.size())));
         environment.forEach((variable, value) -> {
             if (!ENVIRONMENT_NAME.matcher(variable).matches()) {
                 throw new IllegalArgumentException("the environment variable name '" + variable + "' cannot be set "

@@ -22,13 +22,16 @@ import java.util.function.Consumer;
  */
 final class FakeSbx implements SbxRunner {
 
-    static final String LOGIN = "You are not signed in. Run 'sbx login' to sign in.";
-    static final String ENGINE = "the sandbox engine is unavailable; run 'sbx daemon restart'";
+    /** As real sbx v0.39 answered a lapsed login (third-party notes). */
+    static final String LOGIN = "401 Unauthorized: no valid user session found";
+    /** Carries the words the reference classifies a lost engine by; the rest is assumed. */
+    static final String ENGINE = "sandboxd: backend unavailable";
 
     /** One sandbox the fake holds. */
     static final class Box {
         final String id;
         final String name;
+        /** The {@code --template} image, or null for the shell agent's own. */
         final String template;
         final String workspace;
         String mountPoint;
@@ -52,6 +55,7 @@ final class FakeSbx implements SbxRunner {
     volatile String missingCommands = "";
     volatile boolean killFails;
     volatile boolean bindFails;
+    /** How many of the next streamed execs find their own bind refused (a template without user namespaces). */
     volatile int unboundExecs;
     volatile Consumer<String> onRm = name -> { };
     volatile Consumer<List<String>> onCreate = args -> { };
@@ -83,14 +87,14 @@ final class FakeSbx implements SbxRunner {
                 return SbxReply.ok((agentForwardingAnswer != null ? agentForwardingAnswer : String.valueOf(agentForwarding))
                         + "\n");
             case "mcp":
-                StringBuilder servers = new StringBuilder("[");
+                StringBuilder servers = new StringBuilder("{\"servers\":[");
                 for (String server : mcpServers) {
-                    servers.append(servers.length() > 1 ? "," : "").append("{\"name\":\"").append(server)
+                    servers.append(servers.length() > 12 ? "," : "").append("{\"name\":\"").append(server)
                             .append("\",\"url\":\"http://127.0.0.1:1\"}");
                 }
-                return SbxReply.ok(servers.append("]\n").toString());
+                return SbxReply.ok(servers.append("]}\n").toString());
             case "ls":
-                return SbxReply.ok(engineLost ? "[]\n" : listing());
+                return SbxReply.ok(engineLost ? "{\"sandboxes\":[]}\n" : listing());
             case "create":
                 return create(args);
             case "rm":
@@ -117,50 +121,68 @@ final class FakeSbx implements SbxRunner {
             return SbxReply.error("a sandbox named " + name + " already exists");
         }
         String id = "id-" + (++ids);
-        boxes.put(name, new Box(id, name, args.get(args.indexOf("--template") + 1), args.get(args.size() - 1)));
-        return SbxReply.ok(id + "\n");
+        int template = args.indexOf("--template");
+        boxes.put(name, new Box(id, name, template < 0 ? null : args.get(template + 1), args.get(args.size() - 1)));
+        // With --quiet, nothing; the id is never printed (the backend reads it from ls).
+        return SbxReply.ok("");
     }
 
     /** Adds a sandbox as another process would have made it. */
     synchronized Box adopt(String name, String template, Path workspace) {
         Box box = new Box("id-" + (++ids), name, template, workspace.toString());
+        try {
+            // As the other process's backend recorded it before its create.
+            Files.writeString(workspace.resolveSibling(workspace.getFileName() + SbxBackend.IMAGE_SUFFIX),
+                    template == null ? SbxBackend.AGENT_IMAGE : template);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         boxes.put(name, box);
         return box;
     }
 
     private String listing() {
-        StringBuilder json = new StringBuilder("[");
+        StringBuilder json = new StringBuilder("{\"sandboxes\":[");
         synchronized (boxes) {
             for (Box box : boxes.values()) {
-                json.append(json.length() > 1 ? "," : "").append("{\"id\":\"").append(box.id).append("\",\"name\":\"")
-                        .append(box.name).append("\",\"status\":\"running\",\"template\":\"").append(box.template)
-                        .append("\",\"workspace\":\"").append(box.workspace).append("\"}");
+                json.append(json.length() > 14 ? "," : "").append("{\"name\":\"").append(box.name)
+                        .append("\",\"id\":\"").append(box.id).append("\",\"workspaces\":[\"").append(box.workspace)
+                        .append("\"]}");
             }
         }
-        return json.append("]\n").toString();
+        return json.append("]}\n").toString();
+    }
+
+    /** Where NAME stands in {@code exec [-i] [-u USER] NAME COMMAND...}: flags end at the first positional. */
+    static int nameIndex(List<String> args) {
+        int i = 1;
+        while (args.get(i).startsWith("-")) {
+            i += args.get(i).equals("-u") || args.get(i).equals("--user") ? 2 : 1;
+        }
+        return i;
     }
 
     private SbxReply exec(List<String> args) {
         if (engineLost) {
             return SbxReply.error(ENGINE);
         }
-        int dashes = args.indexOf("--");
-        String name = args.get(dashes - 1);
+        int at = nameIndex(args);
+        String name = args.get(at);
         Box box = boxes.get(name);
         if (box == null) {
             return SbxReply.error("sandbox " + name + " not found");
         }
-        List<String> command = args.subList(dashes + 1, args.size());
+        List<String> command = args.subList(at + 1, args.size());
         String script = command.get(2);
         if (script.equals(SbxScripts.PROBE)) {
             return SbxReply.ok((forwardAgent ? SbxScripts.AGENT_SOCKET + " /run/host-services/ssh-auth.sock\n" : "")
                     + SbxScripts.MISSING + missingCommands + "\n" + SbxScripts.PROBE_DONE + "\n");
         }
-        if (script.equals(SbxScripts.BIND)) {
+        if (script.equals(SbxScripts.MOUNT_POINT)) {
             if (bindFails) {
-                return new SbxReply(32, "", "mount: permission denied\n", false);
+                return new SbxReply(1, "", "mkdir: cannot create directory: Permission denied\n", false);
             }
-            box.mountPoint = command.get(5);
+            box.mountPoint = command.get(4);
             return SbxReply.ok("");
         }
         if (script.equals(SbxScripts.KILL)) {
@@ -193,8 +215,8 @@ final class FakeSbx implements SbxRunner {
     @Override
     public Process start(List<String> args) throws IOException {
         calls.add(List.copyOf(args));
-        int dashes = args.indexOf("--");
-        String name = args.get(dashes - 1);
+        int at = nameIndex(args);
+        String name = args.get(at);
         Box box = boxes.get(name);
         if (loggedOut) {
             return failing(LOGIN);
@@ -205,24 +227,26 @@ final class FakeSbx implements SbxRunner {
         if (box == null) {
             return failing("sandbox " + name + " not found");
         }
-        List<String> argv = new ArrayList<>(args.subList(dashes + 1, args.size()));
+        List<String> argv = new ArrayList<>(args.subList(at + 1, args.size()));
         argv.set(0, "/bin/sh");
-        // argv: sh -c WRAPPER $0 nonce state mountPoint workDir envCount words...
-        boolean bound = box.mountPoint != null;
-        if (bound && unboundExecs > 0) {
-            unboundExecs--;
-            bound = false;
-            box.mountPoint = null;
-        }
-        if (bound) {
-            String mountPoint = argv.get(6);
-            argv.set(6, "/");
-            argv.set(7, mapped(argv.get(7), mountPoint, box.workspace));
-            int envs = Integer.parseInt(argv.get(8));
-            for (int i = 9 + envs; i < argv.size(); i++) {
-                String word = decode(argv.get(i));
-                argv.set(i, SbxScripts.encode(mapped(word, mountPoint, box.workspace)));
+        // argv: sh -c WRAPPER $0 WRAPPER enter nonce state workspace mountPoint workDir envCount words...
+        String nonce = argv.get(6);
+        if (box.mountPoint == null || unboundExecs > 0) {
+            if (unboundExecs > 0) {
+                unboundExecs--;
             }
+            return new ProcessBuilder("/bin/sh", "-c", "printf 'mount: permission denied\\n%s unbound\\n' \"$0\" >&2; exit "
+                    + SbxScripts.CANNOT_RUN, nonce).start();
+        }
+        // The bind stage is the guest's: the fake starts the wrapper at its run stage with guest
+        // paths under the mount point mapped to the host workspace (what the bind would show).
+        String mountPoint = argv.get(9);
+        argv.set(5, "run");
+        argv.set(10, mapped(argv.get(10), mountPoint, box.workspace));
+        int envs = Integer.parseInt(argv.get(11));
+        for (int i = 12 + envs; i < argv.size(); i++) {
+            String word = decode(argv.get(i));
+            argv.set(i, SbxScripts.encode(mapped(word, mountPoint, box.workspace)));
         }
         return new ProcessBuilder(argv).start();
     }

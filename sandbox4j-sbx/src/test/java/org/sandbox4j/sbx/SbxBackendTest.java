@@ -31,7 +31,8 @@ import org.sandbox4j.core.SandboxTimeoutException;
 class SbxBackendTest {
 
     private static final SandboxKey KEY = new SandboxKey("scope", "thread", "agent");
-    private static final SandboxSpec SPEC = SandboxSpec.builder("kind").build();
+    /** The one egress mode the backend declares. */
+    private static final SandboxSpec SPEC = spec("kind").build();
     private static final String WORK = SandboxSpec.DEFAULT_WORK_DIR;
     private static final String MOUNT = "/sandbox4j";
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -49,15 +50,20 @@ class SbxBackendTest {
         return new SbxBackend(config, fake);
     }
 
+    private static SandboxSpec.Builder spec(String kind) {
+        return SandboxSpec.builder(kind).egress(Egress.DENY_ALL);
+    }
+
     private String name(SbxBackend backend) {
         return backend.sandboxName(KEY, SPEC.kind());
     }
 
     @Test
-    void declaresAMicroVmWithClosedEgressAndTheFileCapabilities() {
+    void declaresAMicroVmWithDenyAllEgressAndTheFileCapabilities() {
         var declarations = backend().declarations();
         assertThat(declarations.isolation()).isEqualTo(Isolation.MICROVM);
-        assertThat(declarations.egressModes()).containsExactly(Egress.CLOSED);
+        // A real guest has a NIC whose connections end at Docker's proxy: never CLOSED.
+        assertThat(declarations.egressModes()).containsExactly(Egress.DENY_ALL);
         assertThat(declarations.osFamilies()).containsExactly(OsFamily.POSIX);
         assertThat(declarations.capabilities()).containsExactlyInAnyOrder(Capability.EXEC, Capability.FILES_IN,
                 Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE);
@@ -73,12 +79,13 @@ class SbxBackendTest {
         assertThat(workspace.getFileName().toString()).matches("ws-[0-9a-f]{16}");
         assertThat(fake.calls).containsExactly(
                 List.of("settings", "get", "ssh.agentForwardingEnabled"),
-                List.of("mcp", "ls", "--format", "json"),
-                List.of("ls", "--format", "json"),
-                List.of("create", "--name", name, "--template", "shell", "--deny-network", "**", workspace.toString()),
-                List.of("exec", name, "--", "sh", "-c", SbxScripts.PROBE, "sandbox4j-probe"),
-                List.of("exec", "--user", "root", name, "--", "sh", "-c", SbxScripts.BIND, "sandbox4j-bind",
-                        workspace.toString(), MOUNT, "create"));
+                List.of("mcp", "ls", "--json"),
+                List.of("ls", "--json"),
+                List.of("create", "shell", "--name", name, "--skills", "off", "--deny-network", "**", "--quiet",
+                        workspace.toString()),
+                List.of("ls", "--json"),
+                List.of("exec", name, "sh", "-c", SbxScripts.PROBE, "sandbox4j-probe"),
+                List.of("exec", "-u", "root", name, "sh", "-c", SbxScripts.MOUNT_POINT, "sandbox4j-mount-point", MOUNT));
     }
 
     @Test
@@ -89,8 +96,8 @@ class SbxBackendTest {
         Sandbox second = backend.acquire(KEY, SPEC);
         assertThat(fake.calls).containsExactly(
                 List.of("settings", "get", "ssh.agentForwardingEnabled"),
-                List.of("mcp", "ls", "--format", "json"),
-                List.of("ls", "--format", "json"));
+                List.of("mcp", "ls", "--json"),
+                List.of("ls", "--json"));
         assertThat(((SbxSandbox) second).id()).isEqualTo(((SbxSandbox) first).id());
     }
 
@@ -100,7 +107,7 @@ class SbxBackendTest {
                 .sbxPath(root.resolve("no-such-sbx").toString()).build());
         assertThatThrownBy(() -> missing.acquire(KEY, SPEC)).isInstanceOf(SandboxException.class)
                 .hasMessageContaining("sbxPath");
-        assertThatThrownBy(() -> backend().acquire(KEY, SandboxSpec.builder("kind").image(" ").build()))
+        assertThatThrownBy(() -> backend().acquire(KEY, spec("kind").image(" ").build()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -123,19 +130,25 @@ class SbxBackendTest {
     @Test
     void theImageIdThenTheImageIsTheTemplateAndCpusAndMemoryArePassed() {
         SbxBackend backend = backend(SbxConfig.builder().workspaceRoot(root).cpus(2).memory("4g").build());
-        SandboxSpec spec = SandboxSpec.builder("kind").image("img").imageId("img@sha256:1").build();
+        SandboxSpec spec = spec("kind").image("img").imageId("img@sha256:1").build();
         backend.acquire(KEY, spec);
         List<String> create = fake.callsOf("create").get(0);
-        assertThat(create.subList(0, create.size() - 1)).containsExactly("create", "--name", name(backend),
-                "--template", "img@sha256:1", "--deny-network", "**", "--cpus", "2", "--memory", "4g");
+        assertThat(create.subList(0, create.size() - 1)).containsExactly("create", "shell", "--name", name(backend),
+                "--cpus", "2", "--memory", "4g", "--skills", "off", "--deny-network", "**", "--quiet",
+                "--template", "img@sha256:1");
     }
 
     @Test
     void aWarmAcquireRefusesAChangedImage() {
         SbxBackend backend = backend();
         backend.acquire(KEY, SPEC);
-        assertThatThrownBy(() -> backend.acquire(KEY, SandboxSpec.builder("kind").image("other").build()))
-                .isInstanceOf(SandboxException.class).hasMessageContaining("'shell'").hasMessageContaining("'other'");
+        assertThatThrownBy(() -> backend.acquire(KEY, spec("kind").image("other").build()))
+                .isInstanceOf(SandboxException.class).hasMessageContaining(SbxBackend.AGENT_IMAGE)
+                .hasMessageContaining("'other'");
+        // The image is recorded host-side, beside the workspace: sbx ls names no template field.
+        SbxSandbox sandbox = (SbxSandbox) backend.acquire(KEY, SPEC);
+        assertThat(sandbox.workspace().resolveSibling(sandbox.workspace().getFileName() + SbxBackend.IMAGE_SUFFIX))
+                .hasContent(SbxBackend.AGENT_IMAGE);
     }
 
     @Test
@@ -173,10 +186,10 @@ class SbxBackendTest {
     }
 
     @Test
-    void aFailedBindRemovesTheSandbox() {
+    void aFailedMountPointRemovesTheSandbox() {
         fake.bindFails = true;
         assertThatThrownBy(() -> backend().acquire(KEY, SPEC)).isInstanceOf(SandboxException.class)
-                .hasMessageContaining("could not bind");
+                .hasMessageContaining("could not make the mount point");
         assertThat(fake.boxes).isEmpty();
     }
 
@@ -192,11 +205,17 @@ class SbxBackendTest {
     }
 
     @Test
-    void onlyClosedEgressAndAWorkDirWithAParentOtherThanRoot() {
+    void onlyDenyAllEgressAndAWorkDirWithAParentOtherThanRoot() {
         SbxBackend backend = backend();
-        assertThatThrownBy(() -> backend.acquire(KEY, SandboxSpec.builder("kind").egress(Egress.UNRESTRICTED).build()))
-                .isInstanceOf(SandboxEgressNotEnforced.class);
-        assertThatThrownBy(() -> backend.acquire(KEY, SandboxSpec.builder("kind").workDir("/work").build()))
+        for (Egress refused : List.of(Egress.CLOSED, Egress.UNRESTRICTED, Egress.ALLOWLIST)) {
+            SandboxSpec.Builder asked = SandboxSpec.builder("kind").egress(refused);
+            if (refused == Egress.ALLOWLIST) {
+                asked.egressAllow("example.com");
+            }
+            assertThatThrownBy(() -> backend.acquire(KEY, asked.build())).as(refused.wire())
+                    .isInstanceOf(SandboxEgressNotEnforced.class).hasMessageContaining(Egress.DENY_ALL.wire());
+        }
+        assertThatThrownBy(() -> backend.acquire(KEY, spec("kind").workDir("/work").build()))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(fake.calls).isEmpty();
     }
@@ -206,11 +225,12 @@ class SbxBackendTest {
         SbxBackend backend = backend();
         String name = name(backend);
         Path winner = Files.createDirectories(root.resolve(name).resolve("ws-winner"));
-        fake.onCreate = args -> fake.adopt(name, "shell", winner);
+        fake.onCreate = args -> fake.adopt(name, null, winner);
         SbxSandbox sandbox = (SbxSandbox) backend.acquire(KEY, SPEC);
         assertThat(sandbox.workspace()).isEqualTo(winner);
         try (var children = Files.list(root.resolve(name))) {
-            assertThat(children.toList()).containsExactly(winner);
+            assertThat(children.toList()).containsExactlyInAnyOrder(winner,
+                    winner.resolveSibling("ws-winner" + SbxBackend.IMAGE_SUFFIX));
         }
         assertThat(fake.callsOf("exec")).isEmpty();
     }
@@ -225,11 +245,13 @@ class SbxBackendTest {
         assertThat(result.stderrText()).isEqualTo("e\n");
         assertThat(result.exitCode()).isEqualTo(7);
         List<String> exec = fake.calls.get(fake.calls.size() - 1);
-        assertThat(exec.subList(0, 7)).containsExactly("exec", name(backend()), "--", "sh", "-c", SbxScripts.WRAPPER,
-                "sandbox4j-exec");
-        assertThat(exec.get(8)).startsWith(SbxScripts.CALL_STATE_PREFIX);
-        assertThat(exec.subList(9, exec.size())).containsExactly(MOUNT, WORK, "0", SbxScripts.encode("sh"),
-                SbxScripts.encode("-c"), SbxScripts.encode("cat in.txt; printf 'e\\n' >&2; exit 7"));
+        assertThat(exec.subList(0, 8)).containsExactly("exec", name(backend()), "sh", "-c", SbxScripts.WRAPPER,
+                "sandbox4j-exec", SbxScripts.WRAPPER, SbxScripts.ENTER);
+        assertThat(exec.get(9)).startsWith(SbxScripts.CALL_STATE_PREFIX);
+        Path workspace = FakeSbx.workspaceOf(fake.boxes.get(name(backend())));
+        assertThat(exec.subList(10, exec.size())).containsExactly(workspace.toString(), MOUNT, WORK, "0",
+                SbxScripts.encode("sh"), SbxScripts.encode("-c"),
+                SbxScripts.encode("cat in.txt; printf 'e\\n' >&2; exit 7"));
     }
 
     @Test
@@ -265,17 +287,19 @@ class SbxBackendTest {
     }
 
     @Test
-    void aDroppedBindIsBoundAgainBeforeTheCommandRuns() throws Exception {
+    void aBindTheCommandsOwnNamespaceRefusesRunsNothingAndSaysWhy() throws Exception {
         SbxBackend backend = backend();
         SbxSandbox sandbox = (SbxSandbox) backend.acquire(KEY, SPEC);
         Files.createDirectories(sandbox.workspace().resolve("work"));
         fake.unboundExecs = 1;
         fake.clearCalls();
-        ExecResult result = sandbox.exec(Command.argv("echo", "ran"), ExecOptions.in(WORK, TIMEOUT));
-        assertThat(result.stdoutText()).isEqualTo("ran\n");
-        assertThat(fake.callsOf("exec")).hasSize(3);
-        assertThat(fake.callsOf("exec").get(1)).containsExactly("exec", "--user", "root", name(backend), "--", "sh",
-                "-c", SbxScripts.BIND, "sandbox4j-bind", sandbox.workspace().toString(), MOUNT, "again");
+        assertThatThrownBy(() -> sandbox.exec(Command.argv("echo", "ran"), ExecOptions.in(WORK, TIMEOUT)))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("could not bind the workspace at " + MOUNT)
+                .hasMessageContaining("mount: permission denied").hasMessageContaining("unshare --user --mount");
+        // No root step follows: the bind is each command's own, never redone as root.
+        assertThat(fake.callsOf("exec")).hasSize(1);
+        assertThat(sandbox.exec(Command.argv("echo", "ran"), ExecOptions.in(WORK, TIMEOUT)).stdoutText())
+                .isEqualTo("ran\n");
     }
 
     @Test
@@ -290,8 +314,8 @@ class SbxBackendTest {
         List<List<String>> execs = fake.callsOf("exec");
         List<String> run = execs.get(execs.size() - 2);
         List<String> kill = execs.get(execs.size() - 1);
-        assertThat(kill).containsExactly("exec", name(backend), "--", "sh", "-c", SbxScripts.KILL, "sandbox4j-kill",
-                run.get(8));
+        assertThat(kill).containsExactly("exec", name(backend), "sh", "-c", SbxScripts.KILL, "sandbox4j-kill",
+                run.get(9));
         assertThat(backend.isRetired(name(backend), sandbox.id())).isFalse();
         assertThat(sandbox.exec(Command.argv("true"), ExecOptions.in(WORK, TIMEOUT)).exitCode()).isZero();
     }
@@ -355,7 +379,8 @@ class SbxBackendTest {
         sandbox.remove("d/f", WORK, false);
         assertThat(sandbox.stat("d/f", WORK)).isEmpty();
         List<String> rm = fake.callsOf("exec").get(0);
-        assertThat(rm.subList(9, rm.size())).containsExactly(MOUNT, "/", "0", SbxScripts.encode("rm"),
+        assertThat(rm.subList(10, rm.size())).containsExactly(sandbox.workspace().toString(), MOUNT, "/", "0",
+                SbxScripts.encode("rm"),
                 SbxScripts.encode("-f"), SbxScripts.encode("--"), SbxScripts.encode(WORK + "/d/f"));
         sandbox.remove("d", WORK, true);
         assertThat(sandbox.stat("d", WORK)).isEmpty();
@@ -408,7 +433,7 @@ class SbxBackendTest {
         SbxBackend backend = backend();
         String orphan = backend.sandboxName(new SandboxKey("scope", "thread", "other"), "k");
         Files.createDirectories(root.resolve(orphan).resolve("ws-0"));
-        fake.adopt(orphan + "x", "shell", root.resolve("elsewhere"));
+        fake.adopt(orphan + "x", null, root.resolve("elsewhere"));
         // Only the listed one existed in sbx; the directory-only name is removed from the host record.
         assertThat(backend.disposeScope("scope", "thread")).isEqualTo(1);
         assertThat(fake.callsOf("rm")).containsExactly(List.of("rm", "--force", orphan), List.of("rm", "--force",
@@ -435,7 +460,7 @@ class SbxBackendTest {
         SbxBackend backend = backend();
         SandboxKey other = new SandboxKey("scope", "thread", "other-agent");
         backend.acquire(KEY, SPEC);
-        backend.acquire(KEY, SandboxSpec.builder("second-kind").build());
+        backend.acquire(KEY, spec("second-kind").build());
         backend.acquire(other, SPEC);
         backend.dispose(KEY);
         assertThat(fake.boxes.keySet()).containsExactly(backend.sandboxName(other, SPEC.kind()));
@@ -460,7 +485,7 @@ class SbxBackendTest {
         String name = name(backend);
         // Another process replaced the sandbox under the same name: the old instance's dispose leaves it.
         fake.boxes.remove(name);
-        FakeSbx.Box replacement = fake.adopt(name, "shell", sandbox.workspace());
+        FakeSbx.Box replacement = fake.adopt(name, null, sandbox.workspace());
         fake.clearCalls();
         assertThat(backend.disposeInstance(name, sandbox.id())).isFalse();
         assertThat(fake.callsOf("rm")).isEmpty();

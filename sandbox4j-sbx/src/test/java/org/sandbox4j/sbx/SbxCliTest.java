@@ -39,29 +39,46 @@ class SbxCliTest {
         return new SbxCli(new Canned(reply), "sbx", Duration.ofSeconds(5));
     }
 
+    /** The shape the reference backend and a third-party client read from {@code sbx ls --json}. */
+    static final String LS_SAMPLE = "{\"sandboxes\":[{\"name\":\"sandbox4j-x\",\"id\":\"a1\","
+            + "\"workspaces\":[\"/w/sandbox4j-x/ws-1\"],\"status\":\"stopped\",\"agent\":\"shell\","
+            + "\"extra\":[1,2.5e3,true,null,{\"k\":\"\\u00e9\\n\"}]},"
+            + "{\"name\":\"other\",\"id\":\"b2\",\"workspaces\":[\"/a\",\"/b:ro\"]}]}";
+
     @Test
-    void lsJsonIsReadField() {
-        String json = "[{\"id\":\"a1\",\"name\":\"sandbox4j-x\",\"status\":\"stopped\",\"template\":\"shell\","
-                + "\"workspace\":\"/w/sandbox4j-x/ws-1\",\"extra\":[1,2.5e3,true,null,{\"k\":\"\\u00e9\\n\"}]}]";
-        assertThat(cli(SbxReply.ok(json)).ls()).containsExactly(new SbxListing("a1", "sandbox4j-x", "stopped", "shell",
-                "/w/sandbox4j-x/ws-1"));
-        assertThat(cli(SbxReply.ok(" [ ] \n")).ls()).isEmpty();
+    void lsJsonIsReadByTheSourcedFieldsOnly() {
+        assertThat(cli(SbxReply.ok(LS_SAMPLE)).ls()).containsExactly(
+                new SbxListing("a1", "sandbox4j-x", List.of("/w/sandbox4j-x/ws-1")),
+                new SbxListing("b2", "other", List.of("/a", "/b:ro")));
+        assertThat(cli(SbxReply.ok(" {\"sandboxes\": [ ]} \n")).ls()).isEmpty();
+        // Status and template have no sourced field name: rows without them, or with any spelling, read alike.
+        assertThat(cli(SbxReply.ok("{\"sandboxes\":[{\"name\":\"n\",\"id\":\"i\",\"workspaces\":[],"
+                + "\"state\":\"running\",\"template\":\"img\"}]}")).ls())
+                .containsExactly(new SbxListing("i", "n", List.of()));
     }
 
     @Test
     void malformedJsonIsRefusedNotGuessed() {
-        for (String bad : List.of("", "[", "[{}]", "[{\"id\":1}]", "{}", "[],", "[1,]", "[{\"a\":1,\"a\":2}]",
-                "[\"\t\"]", "null")) {
+        for (String bad : List.of("", "[", "[]", "[{}]", "{}", "{\"sandboxes\":null}", "{\"sandboxes\":{}}",
+                "{\"sandboxes\":[1]}", "{\"sandboxes\":[{\"name\":\"n\",\"id\":\"i\"}]}",
+                "{\"sandboxes\":[{\"name\":\"n\",\"id\":1,\"workspaces\":[]}]}",
+                "{\"sandboxes\":[{\"name\":\"n\",\"id\":\"i\",\"workspace\":\"/w\"}]}",
+                "{\"sandboxes\":[{\"name\":\"n\",\"id\":\"i\",\"workspaces\":[1]}]}",
+                "{\"sandboxes\":[],\"sandboxes\":[]}", "{\"sandboxes\":[]},", "null")) {
             assertThatThrownBy(() -> cli(SbxReply.ok(bad)).ls()).as(bad).isInstanceOf(SandboxException.class)
                     .hasMessageContaining("sbx ls");
         }
     }
 
     @Test
-    void mcpServersAreTheirNames() {
-        assertThat(cli(SbxReply.ok("[]")).mcpServers()).isEmpty();
-        assertThat(cli(SbxReply.ok("[{\"name\":\"github\",\"url\":\"https://x\"},{\"name\":\"fs\",\"url\":\"u\"}]"))
-                .mcpServers()).containsExactly("github", "fs");
+    void mcpServersAreReadFromTheServersListAndAnythingElseIsRefused() {
+        assertThat(cli(SbxReply.ok("{\"servers\":[]}")).mcpServers()).isEmpty();
+        assertThat(cli(SbxReply.ok("{\"servers\":[{\"name\":\"github\",\"url\":\"https://x\"},{\"url\":\"u\"}]}"))
+                .mcpServers()).containsExactly("'github'", "an object");
+        for (String bad : List.of("[]", "{}", "{\"servers\":null}", "{\"servers\":{}}", "")) {
+            assertThatThrownBy(() -> cli(SbxReply.ok(bad)).mcpServers()).as(bad).isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("sbx mcp ls");
+        }
     }
 
     @Test
@@ -73,50 +90,69 @@ class SbxCliTest {
     }
 
     @Test
-    void errorLinesBecomeTheirTypes() {
-        assertThatThrownBy(() -> cli(SbxReply.error(FakeSbx.LOGIN)).ls()).isInstanceOf(SbxLoginRequired.class)
-                .hasMessageContaining("sbx login");
-        assertThatThrownBy(() -> cli(SbxReply.error(FakeSbx.ENGINE)).rm("n")).isInstanceOf(SbxDaemonFault.class)
-                .hasMessageContaining("sbx daemon restart");
+    void sharedFailuresAreReadFromTheWholeStderrCaseInsensitively() {
+        // As real sbx v0.39 answered a lapsed login, with and without an ERROR: prefix.
+        for (String said : List.of("401 Unauthorized: no valid user session found\n",
+                "ERROR: 401 Unauthorized: no valid user session found\n", "Error: not logged in\n",
+                "please run `sbx login`\n", "You must LOG IN first\n", "unauthenticated\n")) {
+            assertThatThrownBy(() -> cli(new SbxReply(1, "", said, false)).ls()).as(said)
+                    .isInstanceOf(SbxLoginRequired.class).hasMessageContaining("sbx login");
+        }
+        assertThatThrownBy(() -> cli(new SbxReply(1, "", "sandboxd: Backend Unavailable\n", false)).rm("n"))
+                .isInstanceOf(SbxDaemonFault.class).hasMessageContaining("sbx daemon restart");
+        assertThatThrownBy(() -> cli(new SbxReply(1, "", "ERROR: kit startup exited with code 127\n", false))
+                .create("n", Optional.of("alpine"), Optional.empty(), Optional.empty(), "/w"))
+                .isInstanceOf(SandboxException.class).isNotInstanceOfAny(SbxLoginRequired.class, SbxDaemonFault.class)
+                .hasMessageContaining("a template needs /bin/sh and /bin/bash");
         assertThatThrownBy(() -> cli(new SbxReply(-1, "", "", true)).ls()).isInstanceOf(SandboxException.class)
                 .hasMessageContaining("did not answer");
-        assertThatThrownBy(() -> cli(SbxReply.error("template nope not found")).create("n", "nope", Optional.empty(),
-                Optional.empty(), "/w")).isInstanceOf(SandboxException.class).hasMessageContaining("template nope");
+        assertThatThrownBy(() -> cli(SbxReply.error("template nope not found")).create("n", Optional.of("nope"),
+                Optional.empty(), Optional.empty(), "/w")).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("template nope");
+        // Control characters sbx (or a guest) put in a line never reach a message raw.
+        assertThatThrownBy(() -> cli(SbxReply.error("bad\u001b[31m thing")).rm("n"))
+                .isInstanceOf(SandboxException.class).message().doesNotContain("\u001b");
         assertThat(SbxReply.errorLineIn("warning: x\nERROR: sandbox n not found\n")).contains("sandbox n not found");
     }
 
     @Test
     void createAndRmReadTheirOwnOutcomes() {
-        assertThat(cli(SbxReply.ok("id-9\n")).create("n", "shell", Optional.empty(), Optional.empty(), "/w").id())
-                .contains("id-9");
-        assertThat(cli(SbxReply.error("a sandbox named n already exists")).create("n", "shell", Optional.empty(),
-                Optional.empty(), "/w").nameTaken()).isTrue();
+        // Progress on stdout is not read: the id comes from ls.
+        assertThat(cli(SbxReply.ok("Creating sandbox n...\n")).create("n", Optional.empty(), Optional.empty(),
+                Optional.empty(), "/w")).isEqualTo(SbxCli.Created.MADE);
+        assertThat(cli(SbxReply.error("a sandbox named n already exists")).create("n", Optional.empty(),
+                Optional.empty(), Optional.empty(), "/w")).isEqualTo(SbxCli.Created.NAME_TAKEN);
         assertThat(cli(SbxReply.ok("")).rm("n")).isTrue();
         assertThat(cli(SbxReply.error("sandbox n not found")).rm("n")).isFalse();
     }
 
     @Test
     void theArgvOfEachCommandIsPinned() {
-        Canned runner = new Canned(SbxReply.ok("[]"));
+        Canned runner = new Canned(SbxReply.ok("{\"sandboxes\":[]}"));
         SbxCli cli = new SbxCli(runner, "sbx", Duration.ofSeconds(5));
         cli.ls();
+        runner.reply = SbxReply.ok("{\"servers\":[]}");
         cli.mcpServers();
         runner.reply = SbxReply.ok("false");
         cli.agentForwardingEnabled();
         runner.reply = SbxReply.ok("");
         cli.rm("n");
-        runner.reply = SbxReply.ok("id");
-        cli.create("n", "t", Optional.of(4), Optional.of("8g"), "/w/n/ws-1");
+        cli.create("n", Optional.of("img:1"), Optional.of(4), Optional.of("8g"), "/w/n/ws-1");
+        cli.create("n", Optional.empty(), Optional.empty(), Optional.empty(), "/w/n/ws-2");
         cli.exec("n", true, List.of("sh", "-c", "x"), Duration.ofSeconds(1));
         assertThat(runner.calls).containsExactly(
-                List.of("ls", "--format", "json"),
-                List.of("mcp", "ls", "--format", "json"),
+                List.of("ls", "--json"),
+                List.of("mcp", "ls", "--json"),
                 List.of("settings", "get", "ssh.agentForwardingEnabled"),
                 List.of("rm", "--force", "n"),
-                List.of("create", "--name", "n", "--template", "t", "--deny-network", "**", "--cpus", "4", "--memory",
-                        "8g", "/w/n/ws-1"),
-                List.of("exec", "--user", "root", "n", "--", "sh", "-c", "x"));
-        assertThat(SbxCli.execArgs("n", false, true, List.of("cat"))).containsExactly("exec", "-i", "n", "--", "cat");
+                List.of("create", "shell", "--name", "n", "--cpus", "4", "--memory", "8g", "--skills", "off",
+                        "--deny-network", "**", "--quiet", "--template", "img:1", "/w/n/ws-1"),
+                // No image named: no --template, so sbx uses the shell agent's own image.
+                List.of("create", "shell", "--name", "n", "--skills", "off", "--deny-network", "**", "--quiet",
+                        "/w/n/ws-2"),
+                // No "--" after the name: sbx exec would hand it to the guest as the command.
+                List.of("exec", "-u", "root", "n", "sh", "-c", "x"));
+        assertThat(SbxCli.execArgs("n", false, true, List.of("cat"))).containsExactly("exec", "-i", "n", "cat");
     }
 
     @Test

@@ -11,7 +11,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.TestFactory;
+import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.testkit.tck.Conformance;
 import org.sandbox4j.testkit.tck.ConformanceTarget;
 import org.sandbox4j.testkit.tck.Suites;
@@ -52,6 +54,15 @@ class SbxConformanceTest {
                     .workspaceRoot(State.DIR.resolve("workspaces"))
                     .environment("SBX_EMULATOR_HOME", State.DIR.resolve("emulator").toString())
                     .build());
+        }
+
+        /**
+         * The one egress mode it declares: deny-all (an sbx guest has a NIC whose connections end
+         * at the host-side proxy). The EGRESS_DENY_ALL suite shapes its own specs the same way.
+         */
+        @Override
+        public SandboxSpec spec(SandboxSpec.Builder suiteSpec) {
+            return suiteSpec.egress(Egress.DENY_ALL).build();
         }
 
         /** An sbx guest keeps its disk between commands and across idle stops (SBX-PROTOCOL.md). */

@@ -23,14 +23,16 @@ import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTimeoutException;
 
 /**
- * What the TCK does not reach, through the emulator: an idle stop drops the bind and the next
- * command binds it again; a lapsed login and a lost engine; the agent-socket check on a daemon
- * not restarted.
+ * What the TCK does not reach, through the emulator: an idle stop keeps the disk and every command
+ * binds its workspace again in its own namespace; a custom (non-Docker) image, whose root has no
+ * mount capability, works the same; a lapsed login and a lost engine; the agent-socket check on a
+ * daemon not restarted; the skills store kept out; the guest's network ends at the host's filter.
  */
 class SbxEmulatedLifecycleTest {
 
     private static final String WORK = SandboxSpec.DEFAULT_WORK_DIR;
-    private static final SandboxSpec SPEC = SandboxSpec.builder("lifecycle").build();
+    private static final SandboxSpec SPEC = SandboxSpec.builder("lifecycle").egress(org.sandbox4j.core.Egress.DENY_ALL)
+            .build();
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
@@ -74,7 +76,7 @@ class SbxEmulatedLifecycleTest {
     }
 
     @Test
-    void anIdleStopDropsTheBindAndTheNextCommandBindsItAgain() throws Exception {
+    void anIdleStopKeepsTheFilesAndTheNextCommandBindsInItsOwnNamespaceAgain() throws Exception {
         Sandbox sandbox = backend.acquire(key, SPEC);
         sandbox.writeFile("kept.txt", "host wrote this", WORK);
         assertThat(sh(sandbox, "cat kept.txt").stdoutText()).isEqualTo("host wrote this");
@@ -173,14 +175,14 @@ class SbxEmulatedLifecycleTest {
     /**
      * The workload starts with no_new_privs: the shell template's passwordless sudo (a setuid
      * binary) works for a bare {@code sbx exec} but not for a command run through the backend,
-     * and the backend's own root step (the re-bind after an idle stop) still works.
+     * and after an idle stop the next command still binds its workspace (no root step needed).
      */
     @Test
     void theWorkloadRunsWithNoNewPrivsSoSudoFails() throws Exception {
         Sandbox sandbox = backend.acquire(key, SPEC);
         sandbox.writeFile("keep", "", WORK);
         String name = backend.sandboxName(key, SPEC.kind());
-        sbx("exec", name, "--", "sudo", "-n", "true");
+        sbx("exec", name, "sudo", "-n", "true");
         ExecResult status = sh(sandbox, "grep NoNewPrivs /proc/self/status");
         assertThat(status.stdoutText()).as(status.stderrText() + " exit " + status.exitCode())
                 .matches("NoNewPrivs:\\s+1\\n");
@@ -190,5 +192,60 @@ class SbxEmulatedLifecycleTest {
         sbx("stop", name);
         assertThat(sh(sandbox, "grep NoNewPrivs /proc/self/status; pwd").stdoutText())
                 .matches("NoNewPrivs:\\s+1\\n" + WORK + "\\n");
+    }
+
+    /**
+     * A custom image: in the emulator (as sbx does outside Docker's own templates) its root has no
+     * mount capability, so a bind as root fails; the backend's bind in the command's own user and
+     * mount namespace works, and root is used only to make the mount point.
+     */
+    @Test
+    void aCustomImageWhoseRootCannotMountStillGetsItsWorkspace() throws Exception {
+        SandboxSpec custom = SandboxSpec.builder("custom").image("root").egress(org.sandbox4j.core.Egress.DENY_ALL)
+                .build();
+        Sandbox sandbox = backend.acquire(key, custom);
+        sandbox.writeFile("in.txt", "host", WORK);
+        ExecResult seen = sh(sandbox, "cat in.txt; id -u; echo guest > out.txt");
+        assertThat(seen.stdoutText()).as(seen.stderrText()).isEqualTo("host0\n");
+        assertThat(seen.exitCode()).as(seen.stderrText()).isZero();
+        assertThat(new String(sandbox.readFile("out.txt", WORK, 100))).isEqualTo("guest\n");
+        String name = backend.sandboxName(key, custom.kind());
+        ExecResult asRoot = run("exec", "-u", "root", name, "sh", "-c", "mkdir -p /probe-mp && mount --bind /tmp "
+                + "/probe-mp");
+        assertThat(asRoot.exitCode()).as("a bind as the image's root").isNotZero();
+    }
+
+    /** Created with --skills off: the shared skills store is not mounted; a bare create would mount it. */
+    @Test
+    void theSharedSkillsStoreIsKeptOut() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        sandbox.writeFile("keep", "", WORK);
+        String mounts = sh(sandbox, "cat /proc/self/mounts").stdoutText();
+        assertThat(mounts).contains(" " + ((SbxSandbox) sandbox).workspace() + " ").doesNotContain("skills");
+    }
+
+    /** Every connection leaving the guest ends at the host's filter: an HTTP request gets its 403, nothing else. */
+    @Test
+    void theGuestsNetworkEndsAtTheFilter() throws Exception {
+        Sandbox sandbox = backend.acquire(key, SPEC);
+        sandbox.writeFile("keep", "", WORK);
+        ExecResult http = sandbox.exec(Command.argv("python3", "-c", String.join("\n",
+                "import socket",
+                "s = socket.create_connection(('203.0.113.7', 80), timeout=20)",
+                "s.sendall(b'GET / HTTP/1.1\\r\\nHost: example.com\\r\\n\\r\\n')",
+                "print(s.recv(200).split(b'\\r\\n')[0].decode())")), ExecOptions.in(WORK, TIMEOUT));
+        assertThat(http.stdoutText()).as(http.stderrText()).isEqualTo("HTTP/1.1 403 Forbidden\n");
+    }
+
+    private ExecResult run(String... args) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(SbxConformanceTest.EMULATOR.toString());
+        builder.command().addAll(List.of(args));
+        builder.environment().put("SBX_EMULATOR_HOME", home.toString());
+        Process process = builder.start();
+        process.getOutputStream().close();
+        byte[] out = process.getInputStream().readAllBytes();
+        byte[] err = process.getErrorStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new ExecResult(out, err, process.exitValue(), Duration.ZERO);
     }
 }

@@ -17,11 +17,19 @@ import org.junit.jupiter.api.io.TempDir;
 class SbxScriptsTest {
 
     private static final String NONCE = "0123456789abcdef0123456789abcdef";
-    /** Always a mount point on Linux, so the wrapper's bind check passes. */
-    private static final String BOUND = "/";
 
     @TempDir
     Path temp;
+
+    /** The workspace as the guest mounts it, and the mount point each command binds it at. */
+    private Path workspace;
+    private String bound;
+
+    @org.junit.jupiter.api.BeforeEach
+    void workspaceAndMountPoint() throws Exception {
+        workspace = Files.createDirectory(temp.resolve("ws"));
+        bound = Files.createDirectory(temp.resolve("mp")).toString();
+    }
 
     record Run(int exit, String stdout, String stderr) {
     }
@@ -41,18 +49,18 @@ class SbxScriptsTest {
     }
 
     private Run wrapper(String mountPoint, String workDir, Map<String, String> env, List<String> argv) throws Exception {
-        return run(SbxScripts.WRAPPER, SbxScripts.wrapperParameters(NONCE, temp.resolve("call").toString(), mountPoint,
-                workDir, env, argv), Map.of());
+        return run(SbxScripts.WRAPPER, SbxScripts.wrapperParameters(NONCE, temp.resolve("call").toString(),
+                workspace.toString(), mountPoint, workDir, env, argv), Map.of());
     }
 
     @Test
     void everyWordIsEncodedAndNeverEmpty() {
         assertThat(SbxScripts.encode("")).isEqualTo("b");
-        List<String> parameters = SbxScripts.wrapperParameters(NONCE, "/tmp/x", "/m", "/m/w", Map.of("A", ""),
+        List<String> parameters = SbxScripts.wrapperParameters(NONCE, "/tmp/x", "/ws", "/m", "/m/w", Map.of("A", ""),
                 List.of("", "x"));
         assertThat(parameters).allSatisfy(word -> assertThat(word).isNotEmpty());
-        assertThat(parameters).containsExactly(NONCE, "/tmp/x", "/m", "/m/w", "1", SbxScripts.encode("A="), "b",
-                SbxScripts.encode("x"));
+        assertThat(parameters).containsExactly(SbxScripts.WRAPPER, SbxScripts.ENTER, NONCE, "/tmp/x", "/ws", "/m",
+                "/m/w", "1", SbxScripts.encode("A="), "b", SbxScripts.encode("x"));
     }
 
     @Test
@@ -61,7 +69,7 @@ class SbxScriptsTest {
                 "ünïcødé", "*", "-n");
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", "for a; do printf '[%s]' \"$a\"; done", "zero"));
         argv.addAll(words);
-        Run result = wrapper(BOUND, temp.toString(), Map.of(), argv);
+        Run result = wrapper(bound, temp.toString(), Map.of(), argv);
         StringBuilder expected = new StringBuilder();
         words.forEach(word -> expected.append('[').append(word).append(']'));
         assertThat(result.stdout()).isEqualTo(expected.toString());
@@ -70,7 +78,7 @@ class SbxScriptsTest {
 
     @Test
     void theNonceLineSeparatesWhatSbxSaysFromTheCommandsStderr() throws Exception {
-        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("/bin/sh", "-c", "echo err >&2; exit 3"));
+        Run result = wrapper(bound, temp.toString(), Map.of(), List.of("/bin/sh", "-c", "echo err >&2; exit 3"));
         assertThat(result.stderr()).isEqualTo(NONCE + "\nerr\n");
         assertThat(result.exit()).isEqualTo(3);
     }
@@ -80,14 +88,14 @@ class SbxScriptsTest {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("GREETING", "hello world\nwith 'quotes' and $dollar");
         env.put("EMPTY", "");
-        Run result = wrapper(BOUND, temp.toString(), env, List.of("/bin/sh", "-c",
+        Run result = wrapper(bound, temp.toString(), env, List.of("/bin/sh", "-c",
                 "printf '%s|%s|%s' \"$GREETING\" \"${EMPTY-unset}\" \"${EMPTY+set}\""));
         assertThat(result.stdout()).isEqualTo("hello world\nwith 'quotes' and $dollar||set");
     }
 
     @Test
     void aMissingWorkingDirectoryExits125WithTheShellsMessage() throws Exception {
-        Run result = wrapper(BOUND, temp.resolve("absent").toString(), Map.of(), List.of("true"));
+        Run result = wrapper(bound, temp.resolve("absent").toString(), Map.of(), List.of("true"));
         assertThat(result.exit()).isEqualTo(SbxScripts.CANNOT_RUN);
         assertThat(result.stderr()).startsWith(NONCE + "\n").contains("absent");
         assertThat(result.stdout()).isEmpty();
@@ -96,7 +104,7 @@ class SbxScriptsTest {
     @Test
     void theCommandRunsInItsOwnProcessGroupRecordedInThePgidFile() throws Exception {
         Path state = temp.resolve("call");
-        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("/bin/sh", "-c",
+        Run result = wrapper(bound, temp.toString(), Map.of(), List.of("/bin/sh", "-c",
                 "cat \"$0/pgid\"; cut -d' ' -f5 /proc/$$/stat", state.toString()));
         String[] lines = result.stdout().split("\n");
         assertThat(lines[0]).matches("[0-9]+").isEqualTo(lines[1]);
@@ -105,14 +113,14 @@ class SbxScriptsTest {
 
     @Test
     void theCommandRunsWithNoNewPrivs() throws Exception {
-        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("grep", "NoNewPrivs", "/proc/self/status"));
+        Run result = wrapper(bound, temp.toString(), Map.of(), List.of("grep", "NoNewPrivs", "/proc/self/status"));
         assertThat(result.stdout()).matches("NoNewPrivs:\\s+1\\n");
         assertThat(result.exit()).isZero();
     }
 
     @Test
     void aMissingCommandStillExits127() throws Exception {
-        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("sandbox4j-no-such-command"));
+        Run result = wrapper(bound, temp.toString(), Map.of(), List.of("sandbox4j-no-such-command"));
         assertThat(result.exit()).isEqualTo(127);
         assertThat(result.stderr()).startsWith(NONCE + "\n").contains("sandbox4j-no-such-command");
     }
@@ -123,27 +131,53 @@ class SbxScriptsTest {
         Files.createDirectories(state);
         Files.createFile(state.resolve("cancel"));
         Path marker = temp.resolve("ran");
-        Run result = wrapper(BOUND, temp.toString(), Map.of(), List.of("touch", marker.toString()));
+        Run result = wrapper(bound, temp.toString(), Map.of(), List.of("touch", marker.toString()));
         assertThat(marker).doesNotExist();
         assertThat(result.exit()).isEqualTo(137);
     }
 
     @Test
-    void anUnboundMountPointIsReportedAndNothingRuns() throws Exception {
+    void aBindThatFailsIsReportedAfterTheMountsOwnWordsAndNothingRuns() throws Exception {
         Path marker = temp.resolve("ran");
-        Run result = wrapper("/sandbox4j-not-mounted-here", temp.toString(), Map.of(),
+        Run result = wrapper(temp.resolve("no-mount-point").toString(), temp.toString(), Map.of(),
                 List.of("touch", marker.toString()));
-        assertThat(result.stderr()).isEqualTo(NONCE + " " + SbxScripts.UNBOUND + "\n");
-        assertThat(result.exit()).isZero();
+        assertThat(result.stderr()).endsWith("\n" + NONCE + " " + SbxScripts.UNBOUND + "\n").startsWith("mount");
+        assertThat(result.exit()).isEqualTo(SbxScripts.CANNOT_RUN);
         assertThat(marker).doesNotExist();
+    }
+
+    /**
+     * The command sees the workspace at the mount point, bound in a user and mount namespace of
+     * its own (no root step, no capability beyond what a user namespace grants), as its own uid;
+     * the bind is gone with the command.
+     */
+    @Test
+    void theCommandSeesTheWorkspaceAtTheMountPointInItsOwnNamespaceAsItsOwnUid() throws Exception {
+        Files.writeString(workspace.resolve("from-host"), "hello");
+        Run result = wrapper(bound, bound, Map.of(), List.of("/bin/sh", "-c",
+                "cat from-host; echo; id -u; id -g; touch from-guest; grep -c \" $0 \" /proc/self/mounts", bound));
+        long uid = (Integer) Files.getAttribute(temp, "unix:uid");
+        assertThat(result.stdout()).isEqualTo("hello\n" + currentId("-u") + "\n" + currentId("-g") + "\n1\n");
+        assertThat(result.exit()).isZero();
+        assertThat(workspace.resolve("from-guest")).exists();
+        assertThat(Files.getAttribute(workspace.resolve("from-guest"), "unix:uid")).isEqualTo((int) uid);
+        assertThat(Files.readString(Path.of("/proc/self/mounts"))).doesNotContain(" " + bound + " ");
+        assertThat(Path.of(bound).resolve("from-host")).doesNotExist();
+    }
+
+    private static String currentId(String which) throws Exception {
+        Process id = new ProcessBuilder("id", which).start();
+        String out = new String(id.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(id.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return out;
     }
 
     @Test
     void theKillScriptKillsTheWholeGroupAndOnlyIt() throws Exception {
         Path state = temp.resolve("call");
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SbxScripts.WRAPPER, "sandbox4j-exec"));
-        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), BOUND, temp.toString(), Map.of(),
-                List.of("/bin/sh", "-c", "sleep 60 & sleep 60; echo survived")));
+        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), workspace.toString(), bound,
+                temp.toString(), Map.of(), List.of("/bin/sh", "-c", "sleep 60 & sleep 60; echo survived")));
         Process sibling = new ProcessBuilder("sleep", "60").start();
         Process wrapper = new ProcessBuilder(argv).start();
         try {
@@ -169,9 +203,9 @@ class SbxScriptsTest {
         Path state = temp.resolve("call");
         Path escapee = temp.resolve("escapee.pid");
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SbxScripts.WRAPPER, "sandbox4j-exec"));
-        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), BOUND, temp.toString(), Map.of(),
-                List.of("/bin/sh", "-c", "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' \"$0\" & sleep 60",
-                        escapee.toString())));
+        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), workspace.toString(), bound,
+                temp.toString(), Map.of(), List.of("/bin/sh", "-c",
+                        "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' \"$0\" & sleep 60", escapee.toString())));
         Process wrapper = new ProcessBuilder(argv).start();
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -209,22 +243,28 @@ class SbxScriptsTest {
         Run forwarded = run(SbxScripts.PROBE, List.of(), Map.of("SSH_AUTH_SOCK", "/run/host-services/ssh-auth.sock"));
         assertThat(forwarded.stdout()).contains(SbxScripts.AGENT_SOCKET + " /run/host-services/ssh-auth.sock");
         Run bare = run(SbxScripts.PROBE, List.of(), Map.of("PATH", temp.toString()));
-        assertThat(bare.stdout()).contains(SbxScripts.MISSING + " sh base64 setsid setpriv mount mkdir cat rm sleep");
+        assertThat(bare.stdout()).contains(SbxScripts.MISSING
+                + " sh base64 setsid setpriv unshare mount mkdir cat rm sleep");
+        // This host lets its user make a user and mount namespace, as a template must.
+        assertThat(clean.stdout()).doesNotContain(SbxScripts.NO_NAMESPACES);
     }
 
     @Test
-    void theBindScriptRefusesAMountPointTheImageAlreadyHasAtCreate() throws Exception {
+    void theMountPointScriptMakesTheMountPointAndRefusesOneTheImageAlreadyHas() throws Exception {
         Path existing = Files.createDirectory(temp.resolve("taken"));
-        Run result = run(SbxScripts.BIND, List.of(temp.toString(), existing.toString(), SbxScripts.BIND_CREATE),
-                Map.of());
+        Run result = run(SbxScripts.MOUNT_POINT, List.of(existing.toString()), Map.of());
         assertThat(result.exit()).isEqualTo(SbxScripts.MOUNT_POINT_TAKEN);
-        Run alreadyBound = run(SbxScripts.BIND, List.of(temp.toString(), "/", SbxScripts.BIND_AGAIN), Map.of());
-        assertThat(alreadyBound.exit()).isZero();
+        Path link = Files.createSymbolicLink(temp.resolve("link"), temp.resolve("nowhere"));
+        assertThat(run(SbxScripts.MOUNT_POINT, List.of(link.toString()), Map.of()).exit())
+                .isEqualTo(SbxScripts.MOUNT_POINT_TAKEN);
+        Path fresh = temp.resolve("a/b");
+        assertThat(run(SbxScripts.MOUNT_POINT, List.of(fresh.toString()), Map.of()).exit()).isZero();
+        assertThat(fresh).isDirectory();
     }
 
     @Test
     void environmentNamesAShellCannotSetAreRefused() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SbxScripts.wrapperParameters(NONCE, "/s", "/m",
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SbxScripts.wrapperParameters(NONCE, "/s", "/ws", "/m",
                 "/m/w", Map.of("1BAD", "x"), List.of("true"))).isInstanceOf(IllegalArgumentException.class);
     }
 }

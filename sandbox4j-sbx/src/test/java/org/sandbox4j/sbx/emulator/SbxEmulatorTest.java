@@ -122,16 +122,30 @@ class SbxEmulatorTest {
         return create(name, "shell");
     }
 
+    /** As the backend creates: the shell agent, --template only for an image other than its own. */
     String create(String name, String template) throws Exception {
-        Result r = sbx("create", "--name", name, "--template", template, "--deny-network", "**",
-                "--cpus", "1", "--memory", "512m", ws.toString());
+        List<String> a = new ArrayList<>(List.of("create", "shell", "--name", name, "--cpus", "1", "--memory", "512m",
+                "--skills", "off", "--deny-network", "**", "--quiet"));
+        if (!template.equals("shell")) {
+            a.addAll(List.of("--template", template));
+        }
+        a.add(ws.toString());
+        Result r = sbx(a.toArray(String[]::new));
         assertThat(r.err()).isEmpty();
         assertThat(r.exit()).isZero();
-        return r.stdout().trim();
+        assertThat(r.stdout()).isEmpty();
+        return id(name);
+    }
+
+    /** The id {@code sbx ls --json} gives the sandbox (create prints none). */
+    String id(String name) throws Exception {
+        Matcher m = Pattern.compile("\"name\": \"" + Pattern.quote(name) + "\", \"id\": \"([^\"]+)\"")
+                .matcher(sbx("ls", "--json").stdout());
+        return m.find() ? m.group(1) : null;
     }
 
     Result exec(String name, String... command) throws Exception {
-        List<String> a = new ArrayList<>(List.of("exec", name, "--"));
+        List<String> a = new ArrayList<>(List.of("exec", name));
         a.addAll(List.of(command));
         return sbx(a.toArray(String[]::new));
     }
@@ -181,8 +195,9 @@ class SbxEmulatorTest {
     }
 
     String status(String name) throws Exception {
-        String ls = sbx("ls", "--format", "json").stdout();
-        Matcher m = Pattern.compile("\"name\": \"" + Pattern.quote(name) + "\", \"status\": \"(\\w+)\"").matcher(ls);
+        String ls = sbx("ls", "--json").stdout();
+        Matcher m = Pattern.compile("\"name\": \"" + Pattern.quote(name)
+                + "\", \"id\": \"[^\"]*\", \"workspaces\": \\[[^\\]]*\\], \"status\": \"(\\w+)\"").matcher(ls);
         return m.find() ? m.group(1) : null;
     }
 
@@ -200,9 +215,9 @@ class SbxEmulatorTest {
     void createListExecRemoveRoundTrip() throws Exception {
         String id = create("rt");
         assertThat(id).matches("sbx_[0-9a-f]{12}");
-        String ls = sbx("ls", "--format", "json").stdout();
-        assertThat(ls).contains("\"id\": \"" + id + "\"", "\"name\": \"rt\"", "\"status\": \"stopped\"",
-                "\"template\": \"shell\"", "\"workspace\": \"" + ws + "\"");
+        String ls = sbx("ls", "--json").stdout();
+        assertThat(ls).startsWith("{\"sandboxes\": [").contains("\"id\": \"" + id + "\"", "\"name\": \"rt\"",
+                "\"status\": \"stopped\"", "\"workspaces\": [\"" + ws + "\"]");
 
         Result r = exec("rt", "sh", "-c", "echo made > " + ws + "/inside.txt && echo ok");
         assertThat(r.exit()).isZero();
@@ -226,8 +241,7 @@ class SbxEmulatorTest {
         assertThat(Files.getAttribute(ws.resolve("agent-dir"), "unix:uid")).isEqualTo(0);
         assertThat(Files.getAttribute(ws.resolve("inside.txt"), "unix:uid")).isEqualTo(0);
 
-        String second = sbx("create", "--name", "rt2", "--template", "shell", "--deny-network", "**",
-                ws.toString()).stdout().trim();
+        String second = create("rt2");
         assertThat(second).isNotEqualTo(id);
 
         Map<String, Object> run = runRecord("rt");
@@ -235,7 +249,7 @@ class SbxEmulatorTest {
         assertThat(rm.exit()).isZero();
         assertThat(rm.stdout()).isEmpty();
         assertThat(rm.err()).isEmpty();
-        assertThat(sbx("ls", "--format", "json").stdout()).doesNotContain("\"rt\"").contains("\"rt2\"");
+        assertThat(sbx("ls", "--json").stdout()).doesNotContain("\"rt\"").contains("\"rt2\"");
         assertThat(home.resolve("sandboxes/rt")).doesNotExist();
         assertThat(ws.resolve("inside.txt")).exists();
         assertThat(ws.resolve("from-host.txt")).exists();
@@ -264,10 +278,10 @@ class SbxEmulatorTest {
     void stdinOnlyWithDashI() throws Exception {
         create("stdin");
         byte[] in = {1, 2, 0, (byte) 0xfe, '\n'};
-        Result with = sbxIn(in, "exec", "-i", "stdin", "--", "cat");
+        Result with = sbxIn(in, "exec", "-i", "stdin", "cat");
         assertThat(with.exit()).isZero();
         assertThat(with.out()).containsExactly(in);
-        Result without = sbxIn(in, "exec", "stdin", "--", "cat");
+        Result without = sbxIn(in, "exec", "stdin", "cat");
         assertThat(without.exit()).isZero();
         assertThat(without.out()).isEmpty();
     }
@@ -278,12 +292,22 @@ class SbxEmulatorTest {
         Result r = exec("empty", "echo", "");
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.stdout()).isEmpty();
-        assertThat(r.err()).isEqualTo("ERROR: empty argument at position 5\n");
+        assertThat(r.err()).isEqualTo("ERROR: empty argument at position 4\n");
 
         Result missing = exec("nope", "true");
         assertThat(missing.exit()).isEqualTo(1);
         assertThat(missing.err()).isEqualTo("ERROR: sandbox nope not found\n");
         assertThat(sbx("stop", "nope").err()).isEqualTo("ERROR: sandbox nope not found\n");
+    }
+
+    /** As docker exec: flags end at SANDBOX, so a "--" after it is the command (none such in the guest). */
+    @Test
+    void aDoubleDashAfterTheNameIsTheCommand() throws Exception {
+        create("dash");
+        Result r = sbx("exec", "dash", "--", "true");
+        assertThat(r.exit()).isEqualTo(127);
+        assertThat(r.err()).contains("--");
+        assertThat(sbx("exec", "-u", "root", "dash", "id", "-u").stdout()).isEqualTo("0\n");
     }
 
     @Test
@@ -302,7 +326,7 @@ class SbxEmulatorTest {
         create("who");
         assertThat(exec("who", "id", "-u").stdout()).isEqualTo("1000\n");
         assertThat(exec("who", "id", "-un").stdout()).isEqualTo("agent\n");
-        assertThat(sbx("exec", "--user", "root", "who", "--", "id", "-u").stdout()).isEqualTo("0\n");
+        assertThat(sbx("exec", "--user", "root", "who", "id", "-u").stdout()).isEqualTo("0\n");
         Result sudo = exec("who", "sudo", "-n", "id", "-u");
         assertThat(sudo.err()).isEmpty();
         assertThat(sudo.stdout()).isEqualTo("0\n");
@@ -315,9 +339,20 @@ class SbxEmulatorTest {
         assertThat(sh("who", "touch /etc/x").exit()).isNotZero();
         assertThat(sh("who", "sudo touch /etc/x && ls /etc/x").exit()).isZero();
 
+        // Docker's own template: its root may mount.
+        assertThat(sbx("exec", "-u", "root", "who", "sh", "-c", "mkdir -p /m1 && mount --bind /tmp /m1").exit())
+                .isZero();
+
         create("rooted", "root");
         assertThat(exec("rooted", "id", "-u").stdout()).isEqualTo("0\n");
-        assertThat(sbx("create", "--name", "bad", "--template", "nonesuch", "--deny-network", "**",
+        // Not Docker's template: its root has no mount capability, but a user namespace of its own grants it there.
+        Result rootBind = sh("rooted", "mkdir -p /m2 && mount --bind /tmp /m2");
+        assertThat(rootBind.exit()).isNotZero();
+        assertThat(rootBind.err()).contains("mount");
+        assertThat(sbx("exec", "-u", "root", "rooted", "sh", "-c", "mount --bind /tmp /m2").exit()).isNotZero();
+        assertThat(sh("rooted", "unshare --user --mount --map-root-user sh -c 'mount --bind \"$0\" /m2 && echo bound'"
+                + " " + ws).stdout()).isEqualTo("bound\n");
+        assertThat(sbx("create", "shell", "--name", "bad", "--template", "nonesuch", "--deny-network", "**",
                 ws.toString()).err()).isEqualTo("ERROR: template nonesuch not found\n");
     }
 
@@ -366,7 +401,7 @@ class SbxEmulatorTest {
     void aKilledClientCountsAsAnEndedSession() throws Exception {
         extraEnv.put("SBX_EMULATOR_IDLE_SECONDS", "2");
         create("killed");
-        Process client = start("exec", "killed", "--", "sleep", "1000");
+        Process client = start("exec", "killed", "sleep", "1000");
         awaitStatus("killed", "running", 10_000);
         String pidns = (String) runRecord("killed").get("pidns");
         Thread.sleep(3000);
@@ -397,8 +432,8 @@ class SbxEmulatorTest {
     @Test
     void memoryLimitAppliesToCommandsAndCgroupsGoWithTheSandbox() throws Exception {
         Assumptions.assumeTrue(Files.exists(Path.of("/sys/fs/cgroup/memory/cgroup.procs")), "no cgroup v1 memory");
-        Result r = sbx("create", "--name", "mem", "--template", "shell", "--deny-network", "**",
-                "--cpus", "1", "--memory", "64m", ws.toString());
+        Result r = sbx("create", "shell", "--name", "mem", "--cpus", "1", "--memory", "64m", "--skills", "off",
+                "--deny-network", "**", "--quiet", ws.toString());
         assertThat(r.exit()).isZero();
         assertThat(exec("mem", "python3", "-c", "b = bytearray(8 * 1024 * 1024); print('small')").stdout())
                 .isEqualTo("small\n");
@@ -445,7 +480,7 @@ class SbxEmulatorTest {
     }
 
     @Test
-    void hostFileSystemIsInvisibleAndThereIsNoNetwork() throws Exception {
+    void hostFileSystemIsInvisible() throws Exception {
         create("walls");
         Path secret = Files.createTempFile("sbx-emulator-host-secret", ".txt");
         try {
@@ -458,10 +493,67 @@ class SbxEmulatorTest {
         } finally {
             Files.deleteIfExists(secret);
         }
-        String dev = exec("walls", "cat", "/proc/net/dev").stdout();
-        List<String> ifaces = dev.lines().skip(2).map(l -> l.split(":")[0].trim()).toList();
-        assertThat(ifaces).containsExactly("lo");
         assertThat(sh("walls", "sudo touch /usr/x").exit()).isNotZero();
+    }
+
+    /**
+     * As the docs say of a real guest: traffic leaves only through the host's proxy. The guest has
+     * a device and a default route; a TCP connection anywhere is accepted by the host-side filter,
+     * which answers an HTTP request with a 403 saying it is blocked and sends nothing on any other
+     * stream; a UDP datagram goes nowhere; the guest's root cannot change any of it.
+     */
+    @Test
+    void theNetworkEndsAtTheHostsFilter() throws Exception {
+        create("net");
+        String dev = exec("net", "cat", "/proc/net/dev").stdout();
+        List<String> ifaces = dev.lines().skip(2).map(l -> l.split(":")[0].trim()).toList();
+        assertThat(ifaces).containsExactlyInAnyOrder("lo", "eth0", "eth0-peer");
+        assertThat(exec("net", "cat", "/proc/net/route").stdout()).containsPattern("eth0\\s+00000000\\s+01006064");
+        Result probe = exec("net", "python3", "-c", String.join("\n",
+                "import socket",
+                "def talk(host, port, send):",
+                "    s = socket.create_connection((host, port), timeout=20)",
+                "    s.sendall(send)",
+                "    s.settimeout(20)",
+                "    got = b''",
+                "    while True:",
+                "        chunk = s.recv(4096)",
+                "        if not chunk:",
+                "            return got",
+                "        got += chunk",
+                "print(repr(talk('203.0.113.7', 80, b'GET / HTTP/1.1\\r\\nHost: example.com\\r\\n\\r\\n')))",
+                "print(repr(talk('203.0.113.7', 443, b'\\x16\\x03\\x01\\x00\\x05hello')))",
+                "print(repr(talk('127.0.0.1', 3128, b'CONNECT example.com:443 HTTP/1.1\\r\\n\\r\\n')))",
+                "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
+                "try:",
+                "    u.sendto(b'x', ('203.0.113.7', 53))",
+                "    u.settimeout(2)",
+                "    print(repr(u.recv(100)))",
+                "except OSError as e:",
+                "    print('udp', type(e).__name__)"));
+        assertThat(probe.err()).isEmpty();
+        List<String> lines = probe.stdout().lines().toList();
+        assertThat(lines).hasSize(4);
+        assertThat(lines.get(0)).startsWith("b'HTTP/1.1 403 Forbidden").contains("Blocked by network policy");
+        assertThat(lines.get(1)).isEqualTo("b''");
+        assertThat(lines.get(2)).startsWith("b'HTTP/1.1 403 Forbidden");
+        assertThat(lines.get(3)).startsWith("udp ");
+        // The filter is outside the guest's authority: its network namespace belongs to the host.
+        assertThat(sh("net", "sudo iptables -t nat -F 2>&1; sudo ip link set eth0 down 2>&1").exit()).isNotZero();
+        assertThat(exec("net", "python3", "-c", "import socket; s = socket.create_connection(('203.0.113.7', 80), "
+                + "timeout=20); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(s.recv(12))").stdout())
+                .isEqualTo("b'HTTP/1.1 403'\n");
+    }
+
+    /** Without --skills off a sandbox mounts the shared skills store (at an assumed path); with it, not. */
+    @Test
+    void theSkillsStoreIsMountedUnlessTurnedOff() throws Exception {
+        assertThat(sbx("create", "shell", "--name", "skilled", "--deny-network", "**", "--quiet", ws.toString()).exit())
+                .isZero();
+        assertThat(exec("skilled", "cat", "/proc/self/mounts").stdout()).contains(" /run/sbx/skills ");
+        assertThat(sh("skilled", "echo shared > /run/sbx/skills/note").exit()).isZero();
+        create("unskilled");
+        assertThat(exec("unskilled", "cat", "/proc/self/mounts").stdout()).doesNotContain("skills");
     }
 
     @Test
@@ -470,7 +562,8 @@ class SbxEmulatorTest {
             String name = "race" + round;
             List<Process> ps = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
-                ps.add(start("create", "--name", name, "--template", "shell", "--deny-network", "**", ws.toString()));
+                ps.add(start("create", "shell", "--name", name, "--skills", "off", "--deny-network", "**", "--quiet",
+                        ws.toString()));
             }
             int ok = 0;
             List<String> errors = new ArrayList<>();
@@ -489,17 +582,24 @@ class SbxEmulatorTest {
 
     @Test
     void createRefusals() throws Exception {
-        Result net = sbx("create", "--name", "n", "--template", "shell", "--deny-network", "example.com", ws.toString());
+        Result net = sbx("create", "shell", "--name", "n", "--deny-network", "example.com", ws.toString());
         assertThat(net.exit()).isEqualTo(1);
         assertThat(net.err()).startsWith("ERROR: ");
-        Result nows = sbx("create", "--name", "n", "--template", "shell", "--deny-network", "**",
-                tmp.resolve("absent").toString());
+        Result nows = sbx("create", "shell", "--name", "n", "--deny-network", "**", tmp.resolve("absent").toString());
         assertThat(nows.exit()).isEqualTo(1);
         assertThat(nows.err()).startsWith("ERROR: ");
-        assertThat(sbx("ls", "--format", "json").stdout().trim()).isEqualTo("[]");
+        // The agent is a subcommand: none, or one the emulator does not model, is refused.
+        assertThat(sbx("create", "--name", "n", "--deny-network", "**", ws.toString()).err()).startsWith("ERROR: ");
+        assertThat(sbx("create", "devin", "--name", "n", "--deny-network", "**", ws.toString()).err())
+                .isEqualTo("ERROR: unknown agent: devin\n");
+        assertThat(sbx("ls", "--json").stdout().trim()).isEqualTo("{\"sandboxes\": []}");
         create("taken");
-        assertThat(sbx("create", "--name", "taken", "--template", "shell", "--deny-network", "**",
-                ws.toString()).err()).isEqualTo("ERROR: a sandbox named taken already exists\n");
+        assertThat(sbx("create", "shell", "--name", "taken", "--deny-network", "**", ws.toString()).err())
+                .isEqualTo("ERROR: a sandbox named taken already exists\n");
+        // Without --quiet, create speaks, but never prints the id.
+        Result loud = sbx("create", "shell", "--name", "loud", "--skills", "off", "--deny-network", "**", ws.toString());
+        assertThat(loud.exit()).isZero();
+        assertThat(loud.stdout()).isNotEmpty().doesNotContain(id("loud"));
     }
 
     @Test
@@ -508,15 +608,16 @@ class SbxEmulatorTest {
         assertThat(sbx("settings", "get", "ssh.agentForwardingEnabled").stdout()).isEqualTo("true\n");
         Files.writeString(home.resolve("settings.json"), "{\"ssh.agentForwardingEnabled\": false}");
         assertThat(sbx("settings", "get", "ssh.agentForwardingEnabled").stdout()).isEqualTo("false\n");
-        assertThat(sbx("mcp", "ls", "--format", "json").stdout().trim()).isEqualTo("[]");
+        assertThat(sbx("mcp", "ls", "--json").stdout().trim()).isEqualTo("{\"servers\": []}");
         Files.writeString(home.resolve("mcp.json"), "[{\"name\": \"gw\", \"url\": \"http://127.0.0.1:1/\"}]");
-        assertThat(sbx("mcp", "ls", "--format", "json").stdout()).contains("\"name\": \"gw\"");
+        assertThat(sbx("mcp", "ls", "--json").stdout()).startsWith("{\"servers\": [").contains("\"name\": \"gw\"");
+        assertThat(sbx("mcp", "ls", "--format", "json").exit()).isEqualTo(1);
         Files.delete(home.resolve("mcp.json"));
 
         create("sw");
         Files.createFile(home.resolve("logged-out"));
-        String login = "ERROR: You are not signed in. Run 'sbx login' to sign in.\n";
-        for (String[] argv : List.of(new String[] {"ls", "--format", "json"}, new String[] {"exec", "sw", "--", "true"},
+        String login = "ERROR: 401 Unauthorized: no valid user session found\n";
+        for (String[] argv : List.of(new String[] {"ls", "--json"}, new String[] {"exec", "sw", "true"},
                 new String[] {"rm", "--force", "sw"}, new String[] {"settings", "get", "ssh.agentForwardingEnabled"})) {
             Result r = sbx(argv);
             assertThat(r.exit()).isEqualTo(1);
@@ -526,11 +627,11 @@ class SbxEmulatorTest {
         Files.delete(home.resolve("logged-out"));
 
         Files.createFile(home.resolve("engine-lost"));
-        assertThat(sbx("ls", "--format", "json").stdout().trim()).isEqualTo("[]");
-        String engine = "ERROR: the sandbox engine is unavailable; run 'sbx daemon restart'\n";
+        assertThat(sbx("ls", "--json").stdout().trim()).isEqualTo("{\"sandboxes\": []}");
+        String engine = "ERROR: sandboxd: backend unavailable\n";
         assertThat(exec("sw", "true").err()).isEqualTo(engine);
         assertThat(sbx("rm", "--force", "sw").err()).isEqualTo(engine);
-        assertThat(sbx("create", "--name", "sw2", "--template", "shell", "--deny-network", "**", ws.toString()).err())
+        assertThat(sbx("create", "shell", "--name", "sw2", "--deny-network", "**", ws.toString()).err())
                 .isEqualTo(engine);
         Files.delete(home.resolve("engine-lost"));
         assertThat(status("sw")).isEqualTo("stopped");
