@@ -57,11 +57,14 @@ require_commands() {
 # the guest to the egress proxy with socat (python3 is the fallback, also tested), and compiles a
 # seccomp filter with gcc and libseccomp. sandbox4j-codeact runs programs in every language it offers
 # inside bubblewrap guests, which see the host's /usr: python3 and node must be there, not only on PATH.
+# The sbx and ACA emulators give each guest a NIC (ip) whose traffic their filter takes over with
+# iptables and ip6tables rules inside the guest's own network namespace, entered with nsenter.
 provision() {
     require_java
-    require_commands unshare:util-linux setpriv:util-linux prlimit:util-linux curl:curl bwrap:bubblewrap \
-        socat:socat /usr/bin/python3:python3 /usr/bin/node:nodejs gcc:gcc /usr/include/stdio.h:libc6-dev \
-        /usr/include/seccomp.h:libseccomp-dev
+    require_commands unshare:util-linux setpriv:util-linux prlimit:util-linux nsenter:util-linux curl:curl \
+        bwrap:bubblewrap socat:socat /usr/bin/python3:python3 /usr/bin/node:nodejs gcc:gcc \
+        /usr/include/stdio.h:libc6-dev /usr/include/seccomp.h:libseccomp-dev ip:iproute2 iptables:iptables \
+        ip6tables:iptables
     provision_engines
 }
 
