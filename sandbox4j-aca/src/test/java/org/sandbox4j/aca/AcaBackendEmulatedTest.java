@@ -62,7 +62,7 @@ class AcaBackendEmulatedTest {
     }
 
     private static SandboxSpec spec() {
-        return SandboxSpec.builder("execute_code").image("python-3.13").build();
+        return SandboxSpec.builder("execute_code").image("python").build();
     }
 
     private static ExecResult sh(AcaSandbox sandbox, String script) {
@@ -161,7 +161,7 @@ class AcaBackendEmulatedTest {
         AcaBackend first = backend();
         SandboxKey key = new SandboxKey("tenant", "thread-1", "agent");
         String a = ((AcaSandbox) first.acquire(key, spec())).id();
-        String b = ((AcaSandbox) first.acquire(key, SandboxSpec.builder("other_kind").image("python-3.13").build())).id();
+        String b = ((AcaSandbox) first.acquire(key, SandboxSpec.builder("other_kind").image("python").build())).id();
         String c = ((AcaSandbox) first.acquire(new SandboxKey("tenant", "thread-1", "agent-2"), spec())).id();
         String d = ((AcaSandbox) first.acquire(new SandboxKey("tenant", "thread-2", "agent"), spec())).id();
 

@@ -98,7 +98,7 @@ class AcaConformanceTest {
 
             @Override
             public SandboxSpec spec(SandboxSpec.Builder builder) {
-                return builder.image("python-3.13").build();
+                return builder.image("python").build();
             }
 
             @Override

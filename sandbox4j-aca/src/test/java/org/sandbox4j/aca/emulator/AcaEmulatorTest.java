@@ -93,7 +93,7 @@ class AcaEmulatorTest {
 
     private String create(Map<String, Object> labels) throws Exception {
         HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes", obj(
-                "sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true)),
+                "sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true)),
                 "labels", labels));
         assertThat(r.statusCode()).as(text(r)).isEqualTo(201);
         Map<String, Object> o = body(r);
@@ -158,7 +158,7 @@ class AcaEmulatorTest {
     void throttlingCarriesRetryAfterAndChangesNothing() throws Exception {
         emu.throttleNext(1, 7);
         HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes",
-                obj("sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true))));
+                obj("sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true))));
         assertThat(r.statusCode()).isEqualTo(429);
         assertThat(r.headers().firstValue("Retry-After")).hasValue("7");
         assertThat(emu.sandboxIds()).isEmpty();
@@ -196,7 +196,7 @@ class AcaEmulatorTest {
         Map<String, Object> got = body(json("GET", sb(id), null));
         assertThat(got.get("state")).isEqualTo("Creating");
         assertThat(got.get("labels")).isEqualTo(obj("scope", "s", "thread", "t"));
-        assertThat(got.get("sourcesRef")).isEqualTo(obj("diskImage", obj("name", "python-3.13", "isPublic", true)));
+        assertThat(got.get("sourcesRef")).isEqualTo(obj("diskImage", obj("name", "python", "isPublic", true)));
         assertThat(got.get("resources")).isEqualTo(obj("cpu", "1000m", "memory", "2048Mi"));
         assertThat(exec(id, "true", null).statusCode()).isEqualTo(409);
         Thread.sleep(500);
@@ -213,7 +213,7 @@ class AcaEmulatorTest {
         assertThat(json("PUT", GROUP + "/sandboxes", obj("sourcesRef", obj("diskImage", obj("id", "nope"))))
                 .statusCode()).isEqualTo(400);
         HttpResponse<byte[]> longLabel = json("PUT", GROUP + "/sandboxes", obj(
-                "sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true)),
+                "sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true)),
                 "labels", obj("agent", "a".repeat(64))));
         assertThat(longLabel.statusCode()).isEqualTo(400);
         assertThat(errorCode(longLabel)).isEqualTo("InvalidLabel");
@@ -367,7 +367,7 @@ class AcaEmulatorTest {
                 List.of(obj("pattern", "pypi.org", "action", "Allow"), obj("pattern", "*.pythonhosted.org",
                         "action", "Allow")));
         HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes", obj(
-                "sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true)), "egressPolicy", deny));
+                "sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true)), "egressPolicy", deny));
         String id = (String) body(r).get("id");
         assertThat(body(json("GET", sb(id), null)).get("egressPolicy")).isEqualTo(deny);
         Map<String, Object> closed = obj("defaultAction", "Deny", "trafficInspection", "Full", "hostRules", List.of());
@@ -394,7 +394,7 @@ class AcaEmulatorTest {
             Map<String, Object> allow = obj("defaultAction", "Deny", "trafficInspection", "Full", "hostRules",
                     List.of(obj("pattern", "allowed.example.test", "action", "Allow")));
             HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes", obj("sourcesRef", obj("diskImage",
-                    obj("name", "python-3.13", "isPublic", true)), "egressPolicy", allow));
+                    obj("name", "python", "isPublic", true)), "egressPolicy", allow));
             String id = (String) body(r).get("id");
             assertThat(state(id)).isEqualTo("Running");
 
@@ -431,8 +431,8 @@ class AcaEmulatorTest {
     void diskImagesPublicCatalogueAndImports() throws Exception {
         List<Map<String, Object>> pub = (List<Map<String, Object>>) body(
                 json("GET", GROUP + "/diskimages/public", null)).get("value");
-        assertThat(pub).extracting(m -> m.get("name")).contains("python-3.13");
-        assertThat(json("GET", GROUP + "/diskimages/public/python-3.13", null).statusCode()).isEqualTo(200);
+        assertThat(pub).extracting(m -> m.get("name")).contains("python");
+        assertThat(json("GET", GROUP + "/diskimages/public/python", null).statusCode()).isEqualTo(200);
         assertThat(json("GET", GROUP + "/diskimages/public/cobol-1", null).statusCode()).isEqualTo(404);
 
         HttpResponse<byte[]> imp = json("PUT", GROUP + "/diskimages",
