@@ -65,7 +65,7 @@ class AcaLiveTest {
 
             @Override
             public SandboxSpec spec(SandboxSpec.Builder builder) {
-                return builder.image(image).build();
+                return AcaConformanceTest.denyAllUnlessNamed(builder.image(image).build());
             }
 
             /** A microVM keeps its disk between commands and across suspend and resume. */
