@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sandbox4j.aca.emulator.AcaEmulator;
 import org.sandbox4j.core.Command;
+import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.KeyDigest;
@@ -62,7 +63,7 @@ class AcaBackendEmulatedTest {
     }
 
     private static SandboxSpec spec() {
-        return SandboxSpec.builder("execute_code").image("python").build();
+        return SandboxSpec.builder("execute_code").image("python").egress(Egress.DENY_ALL).build();
     }
 
     private static ExecResult sh(AcaSandbox sandbox, String script) {
@@ -161,7 +162,8 @@ class AcaBackendEmulatedTest {
         AcaBackend first = backend();
         SandboxKey key = new SandboxKey("tenant", "thread-1", "agent");
         String a = ((AcaSandbox) first.acquire(key, spec())).id();
-        String b = ((AcaSandbox) first.acquire(key, SandboxSpec.builder("other_kind").image("python").build())).id();
+        String b = ((AcaSandbox) first.acquire(key, SandboxSpec.builder("other_kind").image("python")
+                .egress(Egress.DENY_ALL).build())).id();
         String c = ((AcaSandbox) first.acquire(new SandboxKey("tenant", "thread-1", "agent-2"), spec())).id();
         String d = ((AcaSandbox) first.acquire(new SandboxKey("tenant", "thread-2", "agent"), spec())).id();
 
