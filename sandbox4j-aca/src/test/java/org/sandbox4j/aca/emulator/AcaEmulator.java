@@ -47,8 +47,6 @@ import java.util.stream.Stream;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.egress.EgressRule;
-import org.sandbox4j.egress.GuestBridge;
-import org.sandbox4j.egress.GuestProxyEnvironment;
 import org.sandbox4j.egress.HostResolver;
 
 /**
@@ -110,7 +108,10 @@ public final class AcaEmulator implements AutoCloseable {
         /** Whether the guest's processes are suspended (frozen with their memory), as a stopped VM's are. */
         boolean frozen;
         /** The platform's egress proxy for this sandbox while its guest runs; null when its policy allows nothing. */
-        EgressProxy proxy;
+        volatile EgressProxy proxy;
+        /** The platform side of the guest's transparent egress, and its relay in the guest's network namespace. */
+        PlatformEgress platform;
+        Process relay;
         /** This sandbox's short directory for the proxy socket (a unix socket path stops at 108 bytes). */
         Path egressDir;
     }
@@ -1085,13 +1086,11 @@ public final class AcaEmulator implements AutoCloseable {
         }
         Path fs;
         long initPid;
-        boolean egress;
         synchronized (lock) {
             Sandbox s = sandbox(gp, id);
             requireRunning(s);
             fs = s.fs;
             initPid = guestInit(s);
-            egress = s.proxy != null;
         }
         String wd = wdv == null || ((String) wdv).isEmpty() ? "/" : guestPath((String) wdv);
         if (!wd.equals("/") && !Files.isDirectory(resolve(fs, wd, true))) {
@@ -1105,15 +1104,8 @@ public final class AcaEmulator implements AutoCloseable {
             List<String> argv = new ArrayList<>(List.of("/usr/bin/setpriv", "--no-new-privs", "/usr/bin/nsenter", "-t",
                     Long.toString(initPid), "-U", "-m", "-p", "-n", "-i", "-u", "-S", "65534", "-G", "65534", "-r",
                     "-W", wd, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/"));
-            List<String> command = List.of("sh", "-c", (String) cmd);
-            if (egress) {
-                // The platform's way out, as an allowlisting guest sees it: every client pointed at 127.0.0.1:3128,
-                // which a bridge forwards to the proxy's socket; the guest has no other network device than lo.
-                GuestProxyEnvironment.variables().forEach((name, value) -> argv.add(name + "=" + value));
-                argv.addAll(GuestBridge.argv(GUEST_EGRESS_DIRECTORY + "/" + EGRESS_SOCKET, command));
-            } else {
-                argv.addAll(command);
-            }
+            // No proxy setting: the platform's filter outside the guest carries or refuses every connection.
+            argv.addAll(List.of("sh", "-c", (String) cmd));
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(inCgroups(id, argv)).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
@@ -1152,16 +1144,21 @@ public final class AcaEmulator implements AutoCloseable {
 
     /** The guest's one long-lived command; its appearance means bubblewrap has finished setting the guest up. */
     private static final List<String> GUEST_HOLDER = List.of("sleep", "infinity");
-    /** Where an allowlisting sandbox's guest finds the platform's egress proxy socket. */
-    public static final String GUEST_EGRESS_DIRECTORY = "/run/aca-egress";
+    /** In the sandbox's egress directory (host side only, never mounted into the guest): the proxy's socket. */
     private static final String EGRESS_SOCKET = "sock";
+    /** ... the platform gateway's socket, which the relay in the guest's network namespace connects to. */
+    private static final String GATE_SOCKET = "gate";
+    /** ... the guest's resolver configuration, bound read-only at /etc/resolv.conf. */
+    private static final String RESOLV_CONF = "resolv.conf";
+    private static final String RELAY_READY = "relay-ready";
+    private static final String PYTHON = "/usr/bin/python3";
 
     /**
      * The host pid of a process inside the sandbox's guest, starting the guest if it is not up: bubblewrap with the
      * guest root bound as {@code /}, host {@code /usr} read-only over it, fresh /proc, /dev, /tmp and /run, every
-     * namespace unshared (no network device but {@code lo}), uid/gid 65534, no capabilities, cleared environment.
-     * The guest also gets its egress directory, read-only, at {@value #GUEST_EGRESS_DIRECTORY}, where the socket of
-     * the platform's egress proxy is while the sandbox's policy allows any host. Caller holds the lock.
+     * namespace unshared, uid/gid 65534, no capabilities, cleared environment, then given a NIC behind the platform's
+     * filter ({@link #guestNetwork}) and its transparent egress ({@link PlatformEgress}); its resolver is the
+     * platform's. Caller holds the lock.
      */
     private long guestInit(Sandbox s) throws IOException {
         if (s.init != null && s.init.isAlive() && s.initPid > 0) {
@@ -1176,8 +1173,9 @@ public final class AcaEmulator implements AutoCloseable {
                 "--die-with-parent", "--new-session", "--unshare-user", "--uid", "65534", "--gid", "65534",
                 "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                 "--tmpfs", "/run"));
-        // Mounted even while the policy allows nothing, so a policy replaced later reaches a running guest.
-        bwrap.addAll(List.of("--ro-bind", s.egressDir.toString(), GUEST_EGRESS_DIRECTORY));
+        Path resolvConf = s.egressDir.resolve(RESOLV_CONF);
+        Files.writeString(resolvConf, "nameserver " + PlatformEgress.DNS_ADDRESS + "\noptions attempts:1 timeout:2\n");
+        bwrap.addAll(List.of("--ro-bind", resolvConf.toString(), "/etc/resolv.conf"));
         bwrap.addAll(List.of("--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir", "/", "--"));
         bwrap.addAll(GUEST_HOLDER);
         Process p = new ProcessBuilder(inCgroups(s.id, bwrap))
@@ -1193,7 +1191,7 @@ public final class AcaEmulator implements AutoCloseable {
                     .findFirst().orElse(0);
             if (holder > 0) {
                 s.initPid = holder;
-                if (!guestNetwork(holder)) {
+                if (!guestNetwork(holder) || !startPlatformEgress(s, holder)) {
                     break;
                 }
                 return holder;
@@ -1228,6 +1226,52 @@ public final class AcaEmulator implements AutoCloseable {
                     .withResolver(egressResolver));
         } catch (RuntimeException e) {
             throw new HttpError(500, "InternalServerError", "emulator: the egress proxy did not start: " + e);
+        }
+    }
+
+    /**
+     * The gateway on the host and its relay in the guest's network namespace (run as host root, outside the guest's
+     * pid, mount and user namespaces: the guest can neither see nor signal it). False when the relay did not come up.
+     */
+    private static boolean startPlatformEgress(Sandbox s, long holder) throws IOException {
+        Path ready = s.egressDir.resolve(RELAY_READY);
+        Files.deleteIfExists(ready);
+        s.platform = PlatformEgress.start(s.egressDir.resolve(GATE_SOCKET),
+                () -> Optional.ofNullable(s.proxy).map(EgressProxy::socket));
+        s.relay = new ProcessBuilder("/usr/bin/nsenter", "--net=/proc/" + holder + "/ns/net", "--", PYTHON, "-c",
+                PlatformEgress.HELPER_SCRIPT, Integer.toString(PlatformEgress.REDIRECT_PORT),
+                s.egressDir.resolve(GATE_SOCKET).toString(), PlatformEgress.DNS_ADDRESS, ready.toString())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(s.egressDir.resolve("relay.err").toFile()).start();
+        long deadline = System.nanoTime() + FREEZE_BOUND.toNanos();
+        while (System.nanoTime() < deadline && s.relay.isAlive()) {
+            if (Files.exists(ready)) {
+                return true;
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return false;
+    }
+
+    private static void stopPlatformEgress(Sandbox s) {
+        if (s.relay != null) {
+            s.relay.destroyForcibly();
+            try {
+                s.relay.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            s.relay = null;
+        }
+        if (s.platform != null) {
+            s.platform.close();
+            s.platform = null;
         }
     }
 
@@ -1292,16 +1336,21 @@ public final class AcaEmulator implements AutoCloseable {
     /**
      * Gives the guest's network namespace what a microVM's looks like (a NIC with an address and a default route) and
      * the platform's filter on it, set as host root from outside the guest (which holds no capability to undo it):
-     * every packet that leaves by anything but {@code lo} is dropped, TCP reset at once (so a client fails fast). The
-     * allowlist's way out is the proxy bridge on the guest's loopback (§5 of ACA-PROTOCOL.md; DIFFERS from the
-     * service's transparent proxy). False, and the guest is not used, when any step fails: no NIC goes unfiltered.
+     * every TCP connection that would leave by anything but {@code lo} is redirected to the platform's relay
+     * ({@link PlatformEgress}), and every other packet that would leave is dropped (TCP the redirect did not take
+     * included). False, and the guest is not used, when any step
+     * fails: no NIC goes unfiltered.
      */
     private static boolean guestNetwork(long holder) {
         List<String> enter = List.of("/usr/bin/nsenter", "--net=/proc/" + holder + "/ns/net", "--");
         List<List<String>> steps = List.of(
                 List.of("/usr/sbin/iptables", "-A", "OUTPUT", "!", "-o", "lo", "!", "-p", "tcp", "-j", "DROP"),
-                List.of("/usr/sbin/iptables", "-A", "OUTPUT", "!", "-o", "lo", "-p", "tcp", "-j", "REJECT",
-                        "--reject-with", "tcp-reset"),
+                // The filter sees a redirected connection still bound for its original device: what passes is TCP
+                // that the redirect below took (conntrack DNAT), and nothing else.
+                List.of("/usr/sbin/iptables", "-A", "OUTPUT", "!", "-o", "lo", "-p", "tcp", "-m", "conntrack", "!",
+                        "--ctstate", "DNAT", "-j", "DROP"),
+                List.of("/usr/sbin/iptables", "-t", "nat", "-A", "OUTPUT", "!", "-o", "lo", "-p", "tcp", "-j",
+                        "REDIRECT", "--to-ports", Integer.toString(PlatformEgress.REDIRECT_PORT)),
                 List.of("/usr/sbin/ip6tables", "-A", "OUTPUT", "!", "-o", "lo", "-j", "DROP"),
                 List.of("/usr/sbin/ip", "link", "add", GUEST_NIC, "type", "veth", "peer", "name", NIC_PEER),
                 List.of("/usr/sbin/ip", "address", "add", GUEST_ADDRESS, "dev", GUEST_NIC),
@@ -1448,6 +1497,7 @@ public final class AcaEmulator implements AutoCloseable {
         }
         s.init = null;
         s.initPid = 0;
+        stopPlatformEgress(s);
         stopEgress(s);
         removeCgroups(s.id);
     }
@@ -1548,7 +1598,7 @@ public final class AcaEmulator implements AutoCloseable {
      */
     private static void guestLayout(Path fs) throws IOException {
         synchronized (AcaEmulator.class) {
-            for (String d : List.of("usr", "proc", "dev", "tmp", "run")) {
+            for (String d : List.of("usr", "proc", "dev", "tmp", "run", "etc")) {
                 Path h = fs.resolve(d);
                 if (Files.exists(h, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)) {
                     Files.delete(h);
