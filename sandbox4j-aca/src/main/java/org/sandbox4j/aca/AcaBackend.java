@@ -184,8 +184,9 @@ public final class AcaBackend implements SandboxBackend {
     /** Whether the service no longer has sandbox {@code id} (or is deleting it). */
     boolean isGone(String id) {
         try {
-            return client.getSandbox(id).map(sandbox -> "Deleting".equals(AcaJson.text(sandbox, "status"))
-                    || "Deleted".equals(AcaJson.text(sandbox, "status"))).orElse(true);
+            // The sandbox object's field is "state" (a "status" read here never matched).
+            return client.getSandbox(id).map(sandbox -> state(sandbox).equals("deleting")
+                    || state(sandbox).equals("deleted")).orElse(true);
         } catch (RuntimeException unreachable) {
             return false;
         }

@@ -108,6 +108,39 @@ class AcaBackendEmulatedTest {
         assertThat(sh(again, "cat /tmp/memory").stdoutText()).isEqualTo("kept\n");
     }
 
+    /**
+     * A stop suspends (memory and disk kept: MS-skill): a background process started before it is alive after the
+     * warm acquire's resume, with what it held in memory. Exec on the stopped handle itself resumes it first (the
+     * service refuses exec on a sandbox that is not running; its CLI resumes before exec).
+     */
+    @Test
+    void aBackgroundProcessStartedBeforeAStopIsAliveWithItsStateAfterTheResume() {
+        AcaBackend backend = backend();
+        SandboxKey key = new SandboxKey("s", "t", "a");
+        AcaSandbox first = (AcaSandbox) backend.acquire(key, spec());
+        String counter = "(n=0; while :; do n=$((n+1)); if [ -e /tmp/ask ]; then echo \"$n $$\" > /tmp/said;"
+                + " rm /tmp/ask; fi; sleep 0.1; done) >/dev/null 2>&1 & echo $!";
+        String pid = sh(first, counter).stdoutText().strip();
+        emulator.stop(first.id());
+        assertThat(emulator.stateOf(first.id())).isEqualTo("Stopped");
+
+        // The handle made before the stop: its exec is refused with 409, the backend resumes and sends it again.
+        String said = sh(first, "touch /tmp/ask; i=0; while [ -e /tmp/ask ] && [ $i -lt 100 ]; do sleep 0.1;"
+                + " i=$((i+1)); done; cat /tmp/said").stdoutText();
+        assertThat(emulator.stateOf(first.id())).isEqualTo("Running");
+        String[] count = said.strip().split(" ");
+        assertThat(Long.parseLong(count[0])).as(said).isPositive();
+
+        emulator.stop(first.id());
+        AcaSandbox again = (AcaSandbox) backend.acquire(key, spec());
+        assertThat(again.id()).isEqualTo(first.id());
+        assertThat(sh(again, "kill -0 " + pid + " && echo alive").stdoutText()).isEqualTo("alive\n");
+        // Its counter went on from where it was, not from a fresh start.
+        String later = sh(again, "touch /tmp/ask; i=0; while [ -e /tmp/ask ] && [ $i -lt 100 ]; do sleep 0.1;"
+                + " i=$((i+1)); done; cat /tmp/said").stdoutText();
+        assertThat(Long.parseLong(later.strip().split(" ")[0])).as(later).isGreaterThan(Long.parseLong(count[0]));
+    }
+
     @Test
     void aSandboxStillStoppingIsResumedOnceItHasStopped() throws Exception {
         AcaBackend backend = backend();
