@@ -107,9 +107,14 @@ final class AcaSandbox implements Sandbox {
         String line = AcaExecScript.line(command.toShellLine(), options.environment(), options.timeout(),
                 options.outputCapBytes(), stdinPath);
         AcaHttp.Response response;
+        // When the command was last sent: a resume before a second send is not the command's time.
+        long[] sent = {started};
         try {
-            response = resumingOnce(() -> client.exec(id, line, options.workingDirectory(),
-                    options.timeout().plus(EXEC_GRACE), answerBound(options.outputCapBytes())));
+            response = resumingOnce(() -> {
+                sent[0] = System.nanoTime();
+                return client.exec(id, line, options.workingDirectory(), options.timeout().plus(EXEC_GRACE),
+                        answerBound(options.outputCapBytes()));
+            });
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw timeout(command, options);
         } catch (AcaHttp.AnswerTooLarge tooLarge) {
@@ -119,7 +124,7 @@ final class AcaSandbox implements Sandbox {
                     + "and was refused unread: raise the cap with ExecOptions.withOutputCap, or write large results "
                     + "to a file and read that");
         }
-        Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - sent[0]);
         if (response.status() == 504) {
             if (elapsed.compareTo(options.timeout()) < 0) {
                 // The service's own per-request cap ended the request, not the caller's bound.

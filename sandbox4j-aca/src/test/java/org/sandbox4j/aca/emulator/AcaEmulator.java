@@ -54,6 +54,10 @@ import org.sandbox4j.egress.HostResolver;
  * describes it: a JDK {@link HttpServer} on 127.0.0.1 (ephemeral port), a bearer-token check, the sandbox state
  * machine, label filtering, lifecycle and egress policies stored and read back, a disk-image catalogue and imported
  * images, files kept in a real host directory per sandbox (the guest's {@code /}) and exec carried out in bubblewrap.
+ * A stop or a Memory-mode suspend freezes the guest with its memory; a resume goes through {@code Resuming} and thaws
+ * it. The guest has a NIC and a route, and its egress is transparent, as on the service: a filter set outside it sends
+ * every outbound TCP connection through the platform side ({@link PlatformEgress}) to the sandbox's
+ * {@link EgressProxy}, which applies the stored policy (none means open: the service's default is Allow).
  * Switches let tests inject 403 (role propagation), 429 with Retry-After, 5xx, suspension, stops and latencies; every
  * request is logged.
  */
