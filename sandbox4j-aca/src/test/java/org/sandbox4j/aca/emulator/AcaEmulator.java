@@ -1244,7 +1244,8 @@ public final class AcaEmulator implements AutoCloseable {
                 () -> Optional.ofNullable(s.proxy).map(EgressProxy::socket));
         s.relay = new ProcessBuilder("/usr/bin/nsenter", "--net=/proc/" + holder + "/ns/net", "--", PYTHON, "-c",
                 PlatformEgress.HELPER_SCRIPT, Integer.toString(PlatformEgress.REDIRECT_PORT),
-                s.egressDir.resolve(GATE_SOCKET).toString(), PlatformEgress.DNS_ADDRESS, ready.toString())
+                s.egressDir.resolve(GATE_SOCKET).toString(), PlatformEgress.DNS_ADDRESS, ready.toString(),
+                Long.toString(holder))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(s.egressDir.resolve("relay.err").toFile()).start();

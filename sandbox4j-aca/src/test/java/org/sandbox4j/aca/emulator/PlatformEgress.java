@@ -64,13 +64,18 @@ final class PlatformEgress implements AutoCloseable {
 
     /**
      * The relay, run by host root with {@code nsenter --net} into the guest's namespace (argv: port, gate socket, DNS
-     * address, ready file). It parses nothing the guest sends: the original destination comes from the kernel, and a
+     * address, ready file, the guest's host pid: the relay ends with the guest, even when the emulator could not end
+     * it). It parses nothing the guest sends: the original destination comes from the kernel, and a
      * DNS datagram is passed on whole (at most 512 bytes). A connection that was not redirected (a guest connecting
      * to the port itself) has no original destination and is closed.
      */
     static final String HELPER_SCRIPT = String.join("\n",
-            "import socket, struct, sys, threading",
-            "PORT, GATE, DNS, READY = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]",
+            "import os, socket, struct, sys, threading, time",
+            "PORT, GATE, DNS, READY, GUEST = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])",
+            "def watch():",
+            "    while os.path.exists('/proc/%d' % GUEST):",
+            "        time.sleep(1)",
+            "    os._exit(0)",
             "SLOTS = threading.BoundedSemaphore(" + MAX_CONNECTIONS + ")",
             "def pipe(src, dst):",
             "    try:",
@@ -132,6 +137,7 @@ final class PlatformEgress implements AutoCloseable {
             "server.bind(('127.0.0.1', PORT))",
             "server.listen(64)",
             "threading.Thread(target=dns, daemon=True).start()",
+            "threading.Thread(target=watch, daemon=True).start()",
             "open(READY, 'w').close()",
             "while True:",
             "    conn, _ = server.accept()",
