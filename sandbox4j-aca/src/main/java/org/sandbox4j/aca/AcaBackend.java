@@ -32,7 +32,8 @@ import org.sandbox4j.core.TransferLimits;
 /**
  * Azure Container Apps Sandboxes (hardware-isolated microVMs) over the REST data plane, as
  * pinned in {@code ACA-PROTOCOL.md}. Declares {@link Isolation#MICROVM}, egress
- * {@link Egress#ALLOWLIST} and {@link Egress#CLOSED} (never unrestricted), EXEC, FILES_IN,
+ * {@link Egress#ALLOWLIST} and {@link Egress#DENY_ALL} (the service's egress proxy sits outside a
+ * microVM that has a NIC, so never {@link Egress#CLOSED}; never unrestricted), EXEC, FILES_IN,
  * FILES_OUT, FILES_LIST, FILES_DELETE (beyond the reference, which withholds it: removal here is
  * POSIX {@code rm} in the guest, which never follows a link) and HOST_TOOLS (a process started by
  * one exec outlives it on the service), and the reference's limits: 32 MiB per file, 128 MiB in
@@ -45,8 +46,8 @@ import org.sandbox4j.core.TransferLimits;
  * to a cold create). A cold create resolves the image (a pinned {@code imageId}; a prebuilt
  * catalogue name, one without {@code /} or {@code :}; else an imported disk image whose
  * {@code image.base} equals the reference qualified with the configured registry), creates the
- * sandbox with its labels and the spec's egress policy (Deny by default, one Allow rule per
- * allowlisted host), waits for Running, registers it, then sends the whole lifecycle policy.
+ * sandbox with its labels and the spec's egress policy (always sent: the service's own default is
+ * Allow; Deny by default with Full inspection, one Allow rule per allowlisted host), waits for Running, registers it, then sends the whole lifecycle policy.
  *
  * <h2>Ownership</h2>
  * Every sandbox is labelled {@code scope}, {@code thread}, {@code agent}, {@code kind} (values
@@ -78,9 +79,14 @@ public final class AcaBackend implements SandboxBackend {
     /** The bound on a resume reaching Running. */
     static final Duration RESUME_TIMEOUT = Duration.ofSeconds(120);
     static final String LIFECYCLE_MODE = "Memory";
+    static final String DENY = "Deny";
+    /** The only inspection level that blocks non-HTTP traffic too. */
+    static final String FULL_INSPECTION = "Full";
     static final String DISABLED_REASON = "Disabled";
     /** The states a resume applies to (Stopping is resumed once it has settled into one of them). */
     static final java.util.Set<String> RESUMABLE = java.util.Set.of("stopped", "suspended", "idle");
+    /** The state the service shows while it wakes a sandbox ("Waking from suspended or idle state"): wait, ask nothing. */
+    static final String RESUMING = "resuming";
     /**
      * What one host rule's pattern can say: a name (or IPv4 address) or a {@code *.} wildcard over one. A spec entry
      * with a port, an address pin, a scheme or a path (which sandbox4j's own proxy understands) cannot be expressed,
@@ -93,7 +99,7 @@ public final class AcaBackend implements SandboxBackend {
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
                     Capability.FILES_DELETE, Capability.HOST_TOOLS)
-            .egressModes(Egress.ALLOWLIST, Egress.CLOSED)
+            .egressModes(Egress.ALLOWLIST, Egress.DENY_ALL)
             .limits(new SandboxLimits(TRANSFER_LIMITS, TRANSFER_LIMITS))
             .build();
 
@@ -178,8 +184,9 @@ public final class AcaBackend implements SandboxBackend {
     /** Whether the service no longer has sandbox {@code id} (or is deleting it). */
     boolean isGone(String id) {
         try {
-            return client.getSandbox(id).map(sandbox -> "Deleting".equals(AcaJson.text(sandbox, "status"))
-                    || "Deleted".equals(AcaJson.text(sandbox, "status"))).orElse(true);
+            // The sandbox object's field is "state" (a "status" read here never matched).
+            return client.getSandbox(id).map(sandbox -> state(sandbox).equals("deleting")
+                    || state(sandbox).equals("deleted")).orElse(true);
         } catch (RuntimeException unreachable) {
             return false;
         }
@@ -253,12 +260,20 @@ public final class AcaBackend implements SandboxBackend {
         return policy;
     }
 
-    /** Deny by default, one Allow rule per allowlisted host (verbatim, wildcards kept). */
+    /**
+     * The policy every create sends, whatever the mode: the data plane's own default is Allow, so a create without one
+     * would make an open sandbox. Deny by default with Full inspection (the only level that also blocks non-HTTP
+     * traffic), one Allow rule per allowlisted host (verbatim, wildcards kept); none for {@link Egress#DENY_ALL}.
+     */
     Map<String, Object> egressPolicy(SandboxSpec spec) {
-        if (spec.egress() == Egress.UNRESTRICTED) {
-            throw new SandboxEgressNotEnforced("backend '" + name() + "' never creates a sandbox with unrestricted "
-                    + "egress: its egress is Deny by default with one Allow rule per host; ask for '"
-                    + Egress.ALLOWLIST.wire() + "' with the hosts the workload needs, or '" + Egress.CLOSED.wire() + "'");
+        if (spec.egress() != Egress.ALLOWLIST && spec.egress() != Egress.DENY_ALL) {
+            throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot give a sandbox egress '"
+                    + spec.egress().wire() + "': " + (spec.egress() == Egress.UNRESTRICTED
+                            ? "it never creates one with unrestricted egress"
+                            : "each sandbox is a microVM with a network device, filtered by the service's egress "
+                                    + "proxy outside it, so it is never without a device beyond loopback")
+                    + "; ask for '" + Egress.DENY_ALL.wire() + "' (every destination refused) or '"
+                    + Egress.ALLOWLIST.wire() + "' with the hosts the workload needs");
         }
         List<Object> rules = new ArrayList<>();
         for (String host : spec.egressAllow()) {
@@ -276,8 +291,8 @@ public final class AcaBackend implements SandboxBackend {
             rules.add(rule);
         }
         Map<String, Object> policy = new LinkedHashMap<>();
-        policy.put("defaultAction", "Deny");
-        policy.put("trafficInspection", "Full");
+        policy.put("defaultAction", DENY);
+        policy.put("trafficInspection", FULL_INSPECTION);
         policy.put("hostRules", rules);
         return policy;
     }
@@ -303,7 +318,7 @@ public final class AcaBackend implements SandboxBackend {
         String image = spec.image().map(String::strip).orElse("");
         if (image.isEmpty()) {
             throw new IllegalArgumentException("backend '" + name() + "' needs an image: set the spec's imageId (a "
-                    + "disk image id), or its image to a prebuilt catalogue name (such as python-3.13) or a container "
+                    + "disk image id), or its image to a prebuilt catalogue name (such as ubuntu or python) or a container "
                     + "image imported into the sandbox group as a disk image");
         }
         if (!image.contains("/") && !image.contains(":")) {
@@ -392,7 +407,12 @@ public final class AcaBackend implements SandboxBackend {
                 }
                 awaitRunning(id, bound, state);
                 return;
+            case RESUMING:
+                // Someone (the service, another replica) is already waking it: a second resume could only be refused.
+                awaitRunning(id, bound, null);
+                return;
             default:
+                // Creating, or a state this backend does not know: poll within the bound, never resume blindly.
                 awaitRunning(id, bound, null);
         }
     }

@@ -101,15 +101,20 @@ final class AcaSandbox implements Sandbox {
         Optional<String> stdinPath = Optional.empty();
         if (options.stdin().isPresent()) {
             String path = STDIN_DIRECTORY + "/sandbox4j-stdin-" + random();
-            answer(client.write(id, path, options.stdin().get()), "upload the stdin of a command");
+            answer(resumingOnce(() -> client.write(id, path, options.stdin().get())), "upload the stdin of a command");
             stdinPath = Optional.of(path);
         }
         String line = AcaExecScript.line(command.toShellLine(), options.environment(), options.timeout(),
                 options.outputCapBytes(), stdinPath);
         AcaHttp.Response response;
+        // When the command was last sent: a resume before a second send is not the command's time.
+        long[] sent = {started};
         try {
-            response = client.exec(id, line, options.workingDirectory(), options.timeout().plus(EXEC_GRACE),
-                    answerBound(options.outputCapBytes()));
+            response = resumingOnce(() -> {
+                sent[0] = System.nanoTime();
+                return client.exec(id, line, options.workingDirectory(), options.timeout().plus(EXEC_GRACE),
+                        answerBound(options.outputCapBytes()));
+            });
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw timeout(command, options);
         } catch (AcaHttp.AnswerTooLarge tooLarge) {
@@ -119,7 +124,7 @@ final class AcaSandbox implements Sandbox {
                     + "and was refused unread: raise the cap with ExecOptions.withOutputCap, or write large results "
                     + "to a file and read that");
         }
-        Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - sent[0]);
         if (response.status() == 504) {
             if (elapsed.compareTo(options.timeout()) < 0) {
                 // The service's own per-request cap ended the request, not the caller's bound.
@@ -219,7 +224,7 @@ final class AcaSandbox implements Sandbox {
         String confined = GuestPaths.confineWritePath(rawStat, path, workingDirectory);
         AcaHttp.Response response;
         try {
-            response = client.write(id, confined, content);
+            response = resumingOnce(() -> client.write(id, confined, content));
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw fileCallTimedOut("writing", path, "a FIFO the guest put there never takes the bytes: write to a "
                     + "regular file's path", timedOut);
@@ -264,7 +269,7 @@ final class AcaSandbox implements Sandbox {
         }
         AcaHttp.Response response;
         try {
-            response = client.read(id, confined, maxBytes);
+            response = resumingOnce(() -> client.read(id, confined, maxBytes));
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw fileCallTimedOut("reading", path, "a FIFO or a file still being written never ends: read a regular "
                     + "file", timedOut);
@@ -296,7 +301,7 @@ final class AcaSandbox implements Sandbox {
         if (self.kind() != EntryKind.DIRECTORY) {
             throw new SandboxNotADirectory(GuestText.quote(path) + " is not a directory");
         }
-        AcaHttp.Response response = client.list(id, confined);
+        AcaHttp.Response response = resumingOnce(() -> client.list(id, confined));
         if (pathNotFound(response)) {
             throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
         }
@@ -358,8 +363,8 @@ final class AcaSandbox implements Sandbox {
         String line = PosixShell.join(List.of("rm", recursive ? "-rf" : "-f", "--", confined));
         Map<String, Object> result;
         try {
-            result = client.object(answer(client.exec(id, line, ROOT, backend.config().readTimeout(),
-                    AcaHttp.MAX_ANSWER_BYTES), operation));
+            result = client.object(answer(resumingOnce(() -> client.exec(id, line, ROOT,
+                    backend.config().readTimeout(), AcaHttp.MAX_ANSWER_BYTES)), operation));
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw new SandboxTimeoutException("removing " + GuestText.quote(path) + " did not finish within the read "
                     + "timeout; whether anything was removed is unknown");
@@ -386,7 +391,7 @@ final class AcaSandbox implements Sandbox {
     }
 
     private Optional<RawEntry> rawEntry(String absolutePath) {
-        AcaHttp.Response response = client.stat(id, absolutePath);
+        AcaHttp.Response response = resumingOnce(() -> client.stat(id, absolutePath));
         if (pathNotFound(response)) {
             return Optional.empty();
         }
@@ -422,6 +427,23 @@ final class AcaSandbox implements Sandbox {
     }
 
     // ---------------------------------------------------------------- helpers
+
+    /**
+     * Sends a data-plane call; on 409 (the sandbox is not running: ASSUMED that the service refuses exec and files on a
+     * suspended or stopped sandbox rather than waking it, as its CLI resumes before an exec) resumes the sandbox, as the
+     * CLI does, and sends the call once more. A 409 means the call did nothing, so the replay cannot run a command
+     * twice. A second 409 is the caller's to report.
+     */
+    private AcaHttp.Response resumingOnce(java.util.function.Supplier<AcaHttp.Response> call) {
+        AcaHttp.Response response = call.get();
+        if (response.status() != 409) {
+            return response;
+        }
+        LOG.log(Level.INFO, () -> "backend '" + backend.name() + "': sandbox " + id + " is not running; resuming it "
+                + "before the call is sent again");
+        backend.ensureRunning(id, AcaBackend.RESUME_TIMEOUT);
+        return call.get();
+    }
 
     /** A 409 means the sandbox stopped under us (auto-suspend); anything else non-2xx is the service's. */
     private AcaHttp.Response answer(AcaHttp.Response response, String operation) {

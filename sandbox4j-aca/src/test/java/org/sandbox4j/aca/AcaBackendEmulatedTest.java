@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sandbox4j.aca.emulator.AcaEmulator;
 import org.sandbox4j.core.Command;
+import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.KeyDigest;
@@ -62,7 +63,7 @@ class AcaBackendEmulatedTest {
     }
 
     private static SandboxSpec spec() {
-        return SandboxSpec.builder("execute_code").image("python-3.13").build();
+        return SandboxSpec.builder("execute_code").image("python").egress(Egress.DENY_ALL).build();
     }
 
     private static ExecResult sh(AcaSandbox sandbox, String script) {
@@ -105,6 +106,39 @@ class AcaBackendEmulatedTest {
                 .anyMatch(request -> request.startsWith("POST ") && request.contains("/" + first.id() + "/resume"))
                 .noneMatch(request -> request.startsWith("PUT ") && request.contains("/sandboxes?"));
         assertThat(sh(again, "cat /tmp/memory").stdoutText()).isEqualTo("kept\n");
+    }
+
+    /**
+     * A stop suspends (memory and disk kept: MS-skill): a background process started before it is alive after the
+     * warm acquire's resume, with what it held in memory. Exec on the stopped handle itself resumes it first (the
+     * service refuses exec on a sandbox that is not running; its CLI resumes before exec).
+     */
+    @Test
+    void aBackgroundProcessStartedBeforeAStopIsAliveWithItsStateAfterTheResume() {
+        AcaBackend backend = backend();
+        SandboxKey key = new SandboxKey("s", "t", "a");
+        AcaSandbox first = (AcaSandbox) backend.acquire(key, spec());
+        String counter = "(n=0; while :; do n=$((n+1)); if [ -e /tmp/ask ]; then echo \"$n $$\" > /tmp/said;"
+                + " rm /tmp/ask; fi; sleep 0.1; done) >/dev/null 2>&1 & echo $!";
+        String pid = sh(first, counter).stdoutText().strip();
+        emulator.stop(first.id());
+        assertThat(emulator.stateOf(first.id())).isEqualTo("Stopped");
+
+        // The handle made before the stop: its exec is refused with 409, the backend resumes and sends it again.
+        String said = sh(first, "touch /tmp/ask; i=0; while [ -e /tmp/ask ] && [ $i -lt 100 ]; do sleep 0.1;"
+                + " i=$((i+1)); done; cat /tmp/said").stdoutText();
+        assertThat(emulator.stateOf(first.id())).isEqualTo("Running");
+        String[] count = said.strip().split(" ");
+        assertThat(Long.parseLong(count[0])).as(said).isPositive();
+
+        emulator.stop(first.id());
+        AcaSandbox again = (AcaSandbox) backend.acquire(key, spec());
+        assertThat(again.id()).isEqualTo(first.id());
+        assertThat(sh(again, "kill -0 " + pid + " && echo alive").stdoutText()).isEqualTo("alive\n");
+        // Its counter went on from where it was, not from a fresh start.
+        String later = sh(again, "touch /tmp/ask; i=0; while [ -e /tmp/ask ] && [ $i -lt 100 ]; do sleep 0.1;"
+                + " i=$((i+1)); done; cat /tmp/said").stdoutText();
+        assertThat(Long.parseLong(later.strip().split(" ")[0])).as(later).isGreaterThan(Long.parseLong(count[0]));
     }
 
     @Test
@@ -161,7 +195,8 @@ class AcaBackendEmulatedTest {
         AcaBackend first = backend();
         SandboxKey key = new SandboxKey("tenant", "thread-1", "agent");
         String a = ((AcaSandbox) first.acquire(key, spec())).id();
-        String b = ((AcaSandbox) first.acquire(key, SandboxSpec.builder("other_kind").image("python-3.13").build())).id();
+        String b = ((AcaSandbox) first.acquire(key, SandboxSpec.builder("other_kind").image("python")
+                .egress(Egress.DENY_ALL).build())).id();
         String c = ((AcaSandbox) first.acquire(new SandboxKey("tenant", "thread-1", "agent-2"), spec())).id();
         String d = ((AcaSandbox) first.acquire(new SandboxKey("tenant", "thread-2", "agent"), spec())).id();
 

@@ -28,7 +28,7 @@ class AcaBackendStubTest {
     private StubServer.Reply handle(StubServer.Request request) {
         String path = request.path();
         if (path.equals(GROUP + "/diskimages/public")) {
-            return StubServer.Reply.json(200, "{\"value\":[{\"name\":\"python-3.13\"},\"node-22\"]}");
+            return StubServer.Reply.json(200, "{\"value\":[{\"name\":\"python\"},\"node\"]}");
         }
         if (path.equals(GROUP + "/sandboxes") && request.method().equals("PUT")) {
             String id = "sb" + ids.incrementAndGet();
@@ -78,7 +78,7 @@ class AcaBackendStubTest {
     }
 
     private static SandboxSpec spec() {
-        return SandboxSpec.builder("execute_code").image("python-3.13").egress(Egress.ALLOWLIST)
+        return SandboxSpec.builder("execute_code").image("python").egress(Egress.ALLOWLIST)
                 .egressAllow("pypi.org", "*.pythonhosted.org").build();
     }
 
@@ -89,7 +89,7 @@ class AcaBackendStubTest {
             AcaSandbox sandbox = (AcaSandbox) backend.acquire(KEY, spec());
             assertThat(states).containsEntry(sandbox.id(), "Running");
             String body = createBodies.get(sandbox.id());
-            assertThat(body).contains("\"sourcesRef\":{\"diskImage\":{\"name\":\"python-3.13\",\"isPublic\":true}}")
+            assertThat(body).contains("\"sourcesRef\":{\"diskImage\":{\"name\":\"python\",\"isPublic\":true}}")
                     .contains("\"labels\":{\"scope\":\"tenant\",\"thread\":\"thread-1\",\"agent\":\"agent\","
                             + "\"kind\":\"execute_code\"}")
                     .contains("\"egressPolicy\":{\"defaultAction\":\"Deny\",\"trafficInspection\":\"Full\","
@@ -121,9 +121,9 @@ class AcaBackendStubTest {
             AcaBackend backend = stub.backend();
             backend.acquire(KEY, spec());
             for (SandboxSpec other : List.of(
-                    SandboxSpec.builder("execute_code").image("node-22").egress(Egress.ALLOWLIST)
+                    SandboxSpec.builder("execute_code").image("node").egress(Egress.ALLOWLIST)
                             .egressAllow("pypi.org", "*.pythonhosted.org").build(),
-                    SandboxSpec.builder("execute_code").image("python-3.13").egress(Egress.ALLOWLIST)
+                    SandboxSpec.builder("execute_code").image("python").egress(Egress.ALLOWLIST)
                             .egressAllow("pypi.org").build())) {
                 assertThatThrownBy(() -> backend.acquire(KEY, other)).isInstanceOf(SandboxException.class)
                         .hasMessageContaining("another image or egress allowlist");
@@ -147,7 +147,7 @@ class AcaBackendStubTest {
     void anAllowlistEntryAHostRuleCannotSayIsRefusedBeforeAnyRequest() throws Exception {
         try (StubServer stub = new StubServer(this::handle)) {
             for (String entry : List.of("pypi.org:443", "files.internal=10.0.0.5", "https://pypi.org", "[2001:db8::1]")) {
-                SandboxSpec spec = SandboxSpec.builder("k").image("python-3.13").egress(Egress.ALLOWLIST)
+                SandboxSpec spec = SandboxSpec.builder("k").image("python").egress(Egress.ALLOWLIST)
                         .egressAllow(entry).build();
                 assertThatThrownBy(() -> stub.backend().acquire(KEY, spec)).as(entry)
                         .isInstanceOf(SandboxEgressNotEnforced.class).hasMessageContaining("host rules");
@@ -162,8 +162,9 @@ class AcaBackendStubTest {
     @Test
     void anUnknownPrebuiltNameIsRefusedListingTheCatalogue() throws Exception {
         try (StubServer stub = new StubServer(this::handle)) {
-            assertThatThrownBy(() -> stub.backend().acquire(KEY, SandboxSpec.builder("k").image("ruby-3").build()))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("node-22, python-3.13");
+            assertThatThrownBy(() -> stub.backend().acquire(KEY, SandboxSpec.builder("k").image("ruby-3")
+                    .egress(Egress.DENY_ALL).build()))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("node, python");
         }
     }
 

@@ -19,7 +19,7 @@ import org.sandbox4j.testkit.tck.Suites;
  *   <li>{@code SANDBOX4J_ACA_SUBSCRIPTION}, {@code SANDBOX4J_ACA_RESOURCE_GROUP},
  *       {@code SANDBOX4J_ACA_SANDBOX_GROUP} — where the sandboxes are made;</li>
  *   <li>{@code SANDBOX4J_ACA_IMAGE} — the image every spec uses (a catalogue name such as
- *       {@code python-3.13}, or an imported image's base reference);</li>
+ *       {@code ubuntu}, from {@code aca sandboxgroup disk list-public}, or an imported image's base reference);</li>
  *   <li>{@code SANDBOX4J_ACA_TOKEN} — a bearer token for {@value AcaTokenSupplier#DEFAULT_SCOPE}
  *       (for example {@code az account get-access-token --scope https://dynamicsessions.io/.default
  *       --query accessToken -o tsv}); the caller needs the "Container Apps SandboxGroup Data Owner"
@@ -65,7 +65,7 @@ class AcaLiveTest {
 
             @Override
             public SandboxSpec spec(SandboxSpec.Builder builder) {
-                return builder.image(image).build();
+                return AcaConformanceTest.denyAllUnlessNamed(builder.image(image).build());
             }
 
             /** A microVM keeps its disk between commands and across suspend and resume. */

@@ -47,8 +47,6 @@ import java.util.stream.Stream;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.egress.EgressRule;
-import org.sandbox4j.egress.GuestBridge;
-import org.sandbox4j.egress.GuestProxyEnvironment;
 import org.sandbox4j.egress.HostResolver;
 
 /**
@@ -56,6 +54,10 @@ import org.sandbox4j.egress.HostResolver;
  * describes it: a JDK {@link HttpServer} on 127.0.0.1 (ephemeral port), a bearer-token check, the sandbox state
  * machine, label filtering, lifecycle and egress policies stored and read back, a disk-image catalogue and imported
  * images, files kept in a real host directory per sandbox (the guest's {@code /}) and exec carried out in bubblewrap.
+ * A stop or a Memory-mode suspend freezes the guest with its memory; a resume goes through {@code Resuming} and thaws
+ * it. The guest has a NIC and a route, and its egress is transparent, as on the service: a filter set outside it sends
+ * every outbound TCP connection through the platform side ({@link PlatformEgress}) to the sandbox's
+ * {@link EgressProxy}, which applies the stored policy (none means open: the service's default is Allow).
  * Switches let tests inject 403 (role propagation), 429 with Retry-After, 5xx, suspension, stops and latencies; every
  * request is logged.
  */
@@ -65,6 +67,8 @@ public final class AcaEmulator implements AutoCloseable {
     public static final String BWRAP = "/usr/bin/bwrap";
     private static final Pattern LABEL_KEY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
     private static final Set<String> ACTIVE_STOPPED = Set.of("Stopped", "Suspended", "Idle");
+    /** MS-early overview: "Waking from suspended or idle state". */
+    static final String RESUMING = "Resuming";
 
     /** One logged request: method, raw path, raw query (null if none) and the body bytes. */
     public record Request(String method, String path, String query, byte[] body) {
@@ -105,8 +109,13 @@ public final class AcaEmulator implements AutoCloseable {
         Path fs;
         Process init;
         long initPid;
+        /** Whether the guest's processes are suspended (frozen with their memory), as a stopped VM's are. */
+        boolean frozen;
         /** The platform's egress proxy for this sandbox while its guest runs; null when its policy allows nothing. */
-        EgressProxy proxy;
+        volatile EgressProxy proxy;
+        /** The platform side of the guest's transparent egress, and its relay in the guest's network namespace. */
+        PlatformEgress platform;
+        Process relay;
         /** This sandbox's short directory for the proxy socket (a unix socket path stops at 108 bytes). */
         Path egressDir;
     }
@@ -159,8 +168,16 @@ public final class AcaEmulator implements AutoCloseable {
     private Path egressRoot;
     private int egressDirs;
 
+    /**
+     * The service's prebuilt presets (MS-skill: {@code ubuntu, debian, alpine, python, node, dotnet, playwright};
+     * {@code aca sandbox create --disk ubuntu}). Every one boots the same local test root here (the host's
+     * {@code /usr}, read-only): the names are the service's, the contents are not.
+     */
+    public static final List<String> PRESETS = List.of("ubuntu", "debian", "alpine", "python", "node", "dotnet",
+            "playwright");
+
     private AcaEmulator() {
-        for (String n : List.of("python-3.13", "node-22", "ubuntu-24.04")) {
+        for (String n : PRESETS) {
             publicCatalogue.add(Json.obj("name", n, "isPublic", true, "description", "prebuilt " + n));
         }
     }
@@ -316,12 +333,15 @@ public final class AcaEmulator implements AutoCloseable {
         return this;
     }
 
-    /** Service-side suspension (auto-suspend): the sandbox reads Suspended, stoppedReason AutoSuspend. */
+    /**
+     * Service-side suspension (auto-suspend): the sandbox reads Suspended, stoppedReason AutoSuspend; its guest is
+     * frozen with its memory (Memory mode), or ended when the sandbox's lifecycle asks for Disk mode.
+     */
     public void suspend(String sandboxId) {
         park(sandboxId, "Suspended", "AutoSuspend");
     }
 
-    /** Service-side stop: the sandbox reads Stopped, stoppedReason UserRequested. */
+    /** Service-side stop: the sandbox reads Stopped, stoppedReason UserRequested; its guest is frozen, as by POST /stop. */
     public void stop(String sandboxId) {
         park(sandboxId, "Stopped", "UserRequested");
     }
@@ -359,8 +379,10 @@ public final class AcaEmulator implements AutoCloseable {
             s.stoppedReason = reason;
             s.runningAt = null;
             s.pendingTarget = null;
-            if (!state.equals("Suspended")) {
+            if (reason == null || reason.equals("Disabled")) {
                 stopGuest(s);
+            } else {
+                suspendGuest(s);
             }
         }
     }
@@ -704,8 +726,9 @@ public final class AcaEmulator implements AutoCloseable {
                 s.runningAt = null;
                 if (s.state.equals("Running")) {
                     s.stoppedReason = null;
+                    thawGuest(s);
                 } else {
-                    stopGuest(s);
+                    suspendGuest(s);
                 }
             }
         }
@@ -827,8 +850,9 @@ public final class AcaEmulator implements AutoCloseable {
 
     /**
      * The policy's shape (ASSUMED: the service's validation is not established), then what the emulator enforces:
-     * a Deny default (absent reads as Deny, the service's deny-by-default egress) with Allow host rules, each pattern
-     * a host name, {@code *.suffix} or an IP address. Any other policy is refused with 501 {@code NotEmulated} rather
+     * a Deny default with Allow host rules, each pattern a host name, {@code *.suffix} or an IP address, or an Allow
+     * default (also what an absent {@code defaultAction} or an absent policy means: 3P-aca-rs, "the data plane's own
+     * default is Allow"). Deny host rules and request {@code rules} are refused with 501 {@code NotEmulated} rather
      * than stored unenforced: an emulator that says it allows less than it does would make a refusal probe pass.
      */
     private static void validateEgress(Object p) {
@@ -864,9 +888,6 @@ public final class AcaEmulator implements AutoCloseable {
                     throw notEmulated("host rules with action Deny");
                 }
             }
-        }
-        if ("Allow".equals(da)) {
-            throw notEmulated("defaultAction Allow (an open network)");
         }
         if (m.get("rules") instanceof List<?> rules && !rules.isEmpty()) {
             throw notEmulated("request rules ('rules')");
@@ -977,7 +998,7 @@ public final class AcaEmulator implements AutoCloseable {
                     advance(group(gp));
                     return;
                 case "resume":
-                    if (s.state.equals("Running")) {
+                    if (s.state.equals("Running") || s.state.equals(RESUMING)) {
                         return;
                     }
                     if (!ACTIVE_STOPPED.contains(s.state)) {
@@ -988,6 +1009,7 @@ public final class AcaEmulator implements AutoCloseable {
                     }
                     if (s.runningAt == null) {
                         s.pendingTarget = null;
+                        s.state = RESUMING;
                         s.runningAt = now.plus(resumeLatency);
                     }
                     advance(group(gp));
@@ -1068,13 +1090,11 @@ public final class AcaEmulator implements AutoCloseable {
         }
         Path fs;
         long initPid;
-        boolean egress;
         synchronized (lock) {
             Sandbox s = sandbox(gp, id);
             requireRunning(s);
             fs = s.fs;
             initPid = guestInit(s);
-            egress = s.proxy != null;
         }
         String wd = wdv == null || ((String) wdv).isEmpty() ? "/" : guestPath((String) wdv);
         if (!wd.equals("/") && !Files.isDirectory(resolve(fs, wd, true))) {
@@ -1088,15 +1108,8 @@ public final class AcaEmulator implements AutoCloseable {
             List<String> argv = new ArrayList<>(List.of("/usr/bin/setpriv", "--no-new-privs", "/usr/bin/nsenter", "-t",
                     Long.toString(initPid), "-U", "-m", "-p", "-n", "-i", "-u", "-S", "65534", "-G", "65534", "-r",
                     "-W", wd, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/"));
-            List<String> command = List.of("sh", "-c", (String) cmd);
-            if (egress) {
-                // The platform's way out, as an allowlisting guest sees it: every client pointed at 127.0.0.1:3128,
-                // which a bridge forwards to the proxy's socket; the guest has no other network device than lo.
-                GuestProxyEnvironment.variables().forEach((name, value) -> argv.add(name + "=" + value));
-                argv.addAll(GuestBridge.argv(GUEST_EGRESS_DIRECTORY + "/" + EGRESS_SOCKET, command));
-            } else {
-                argv.addAll(command);
-            }
+            // No proxy setting: the platform's filter outside the guest carries or refuses every connection.
+            argv.addAll(List.of("sh", "-c", (String) cmd));
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(inCgroups(id, argv)).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
@@ -1135,19 +1148,25 @@ public final class AcaEmulator implements AutoCloseable {
 
     /** The guest's one long-lived command; its appearance means bubblewrap has finished setting the guest up. */
     private static final List<String> GUEST_HOLDER = List.of("sleep", "infinity");
-    /** Where an allowlisting sandbox's guest finds the platform's egress proxy socket. */
-    public static final String GUEST_EGRESS_DIRECTORY = "/run/aca-egress";
+    /** In the sandbox's egress directory (host side only, never mounted into the guest): the proxy's socket. */
     private static final String EGRESS_SOCKET = "sock";
+    /** ... the platform gateway's socket, which the relay in the guest's network namespace connects to. */
+    private static final String GATE_SOCKET = "gate";
+    /** ... the guest's resolver configuration, bound read-only at /etc/resolv.conf. */
+    private static final String RESOLV_CONF = "resolv.conf";
+    private static final String RELAY_READY = "relay-ready";
+    private static final String PYTHON = "/usr/bin/python3";
 
     /**
      * The host pid of a process inside the sandbox's guest, starting the guest if it is not up: bubblewrap with the
      * guest root bound as {@code /}, host {@code /usr} read-only over it, fresh /proc, /dev, /tmp and /run, every
-     * namespace unshared (no network device but {@code lo}), uid/gid 65534, no capabilities, cleared environment.
-     * The guest also gets its egress directory, read-only, at {@value #GUEST_EGRESS_DIRECTORY}, where the socket of
-     * the platform's egress proxy is while the sandbox's policy allows any host. Caller holds the lock.
+     * namespace unshared, uid/gid 65534, no capabilities, cleared environment, then given a NIC behind the platform's
+     * filter ({@link #guestNetwork}) and its transparent egress ({@link PlatformEgress}); its resolver is the
+     * platform's. Caller holds the lock.
      */
     private long guestInit(Sandbox s) throws IOException {
         if (s.init != null && s.init.isAlive() && s.initPid > 0) {
+            thawGuest(s);
             return s.initPid;
         }
         stopGuest(s);
@@ -1158,8 +1177,9 @@ public final class AcaEmulator implements AutoCloseable {
                 "--die-with-parent", "--new-session", "--unshare-user", "--uid", "65534", "--gid", "65534",
                 "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                 "--tmpfs", "/run"));
-        // Mounted even while the policy allows nothing, so a policy replaced later reaches a running guest.
-        bwrap.addAll(List.of("--ro-bind", s.egressDir.toString(), GUEST_EGRESS_DIRECTORY));
+        Path resolvConf = s.egressDir.resolve(RESOLV_CONF);
+        Files.writeString(resolvConf, "nameserver " + PlatformEgress.DNS_ADDRESS + "\noptions attempts:1 timeout:2\n");
+        bwrap.addAll(List.of("--ro-bind", resolvConf.toString(), "/etc/resolv.conf"));
         bwrap.addAll(List.of("--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--chdir", "/", "--"));
         bwrap.addAll(GUEST_HOLDER);
         Process p = new ProcessBuilder(inCgroups(s.id, bwrap))
@@ -1175,6 +1195,9 @@ public final class AcaEmulator implements AutoCloseable {
                     .findFirst().orElse(0);
             if (holder > 0) {
                 s.initPid = holder;
+                if (!guestNetwork(holder) || !startPlatformEgress(s, holder)) {
+                    break;
+                }
                 return holder;
             }
             try {
@@ -1210,6 +1233,53 @@ public final class AcaEmulator implements AutoCloseable {
         }
     }
 
+    /**
+     * The gateway on the host and its relay in the guest's network namespace (run as host root, outside the guest's
+     * pid, mount and user namespaces: the guest can neither see nor signal it). False when the relay did not come up.
+     */
+    private static boolean startPlatformEgress(Sandbox s, long holder) throws IOException {
+        Path ready = s.egressDir.resolve(RELAY_READY);
+        Files.deleteIfExists(ready);
+        s.platform = PlatformEgress.start(s.egressDir.resolve(GATE_SOCKET),
+                () -> Optional.ofNullable(s.proxy).map(EgressProxy::socket));
+        s.relay = new ProcessBuilder("/usr/bin/nsenter", "--net=/proc/" + holder + "/ns/net", "--", PYTHON, "-c",
+                PlatformEgress.HELPER_SCRIPT, Integer.toString(PlatformEgress.REDIRECT_PORT),
+                s.egressDir.resolve(GATE_SOCKET).toString(), PlatformEgress.DNS_ADDRESS, ready.toString(),
+                Long.toString(holder))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(s.egressDir.resolve("relay.err").toFile()).start();
+        long deadline = System.nanoTime() + FREEZE_BOUND.toNanos();
+        while (System.nanoTime() < deadline && s.relay.isAlive()) {
+            if (Files.exists(ready)) {
+                return true;
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return false;
+    }
+
+    private static void stopPlatformEgress(Sandbox s) {
+        if (s.relay != null) {
+            s.relay.destroyForcibly();
+            try {
+                s.relay.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            s.relay = null;
+        }
+        if (s.platform != null) {
+            s.platform.close();
+            s.platform = null;
+        }
+    }
+
     private static void removeEgressDir(Sandbox s) {
         if (s.egressDir != null) {
             removeTree(s.egressDir);
@@ -1231,7 +1301,13 @@ public final class AcaEmulator implements AutoCloseable {
      * Caller holds the lock; the policy passed {@link #validateEgress}.
      */
     private Optional<EgressPolicy> enforced(Object stored) {
-        if (!(stored instanceof Map<?, ?> policy) || !(policy.get("hostRules") instanceof List<?> rules)) {
+        if (!(stored instanceof Map<?, ?> policy) || !"Deny".equals(policy.get("defaultAction"))) {
+            // No policy, or an Allow default: open, which here is the whole emulated internet (every public host).
+            List<String> open = new ArrayList<>();
+            publicHosts.forEach((name, server) -> open.add(pinned(name, server)));
+            return open.isEmpty() ? Optional.empty() : Optional.of(EgressPolicy.parse(open));
+        }
+        if (!(policy.get("hostRules") instanceof List<?> rules)) {
             return Optional.empty();
         }
         List<String> entries = new ArrayList<>();
@@ -1240,15 +1316,60 @@ public final class AcaEmulator implements AutoCloseable {
             if ("Allow".equals(rule.get("action"))) {
                 String pattern = (String) rule.get("pattern");
                 InetSocketAddress server = publicHosts.get(pattern.toLowerCase(Locale.ROOT));
-                entries.add(server == null ? pattern : pattern + ":" + server.getPort() + "="
-                        + literal(server.getAddress()));
+                entries.add(server == null ? pattern : pinned(pattern, server));
             }
         }
         return entries.isEmpty() ? Optional.empty() : Optional.of(EgressPolicy.parse(entries));
     }
 
+    /** The allowlist entry that sends {@code name} to its loopback stand-in, that port only. */
+    private static String pinned(String name, InetSocketAddress server) {
+        return name + ":" + server.getPort() + "=" + literal(server.getAddress());
+    }
+
     private static String literal(InetAddress address) {
         return address instanceof Inet6Address ? "[" + address.getHostAddress() + "]" : address.getHostAddress();
+    }
+
+    /** The guest's address: 100.96.0.0/24 (shared address space), never a private range a test could reach. */
+    public static final String GUEST_ADDRESS = "100.96.0.2/24";
+    static final String GUEST_GATEWAY = "100.96.0.1";
+    /** The guest's NIC, and its veth peer, which stays in the guest's own namespace (nothing is behind it). */
+    public static final String GUEST_NIC = "eth0";
+    static final String NIC_PEER = "veth-platform";
+
+    /**
+     * Gives the guest's network namespace what a microVM's looks like (a NIC with an address and a default route) and
+     * the platform's filter on it, set as host root from outside the guest (which holds no capability to undo it):
+     * every TCP connection that would leave by anything but {@code lo} is redirected to the platform's relay
+     * ({@link PlatformEgress}), and every other packet that would leave is dropped (TCP the redirect did not take
+     * included). False, and the guest is not used, when any step
+     * fails: no NIC goes unfiltered.
+     */
+    private static boolean guestNetwork(long holder) {
+        List<String> enter = List.of("/usr/bin/nsenter", "--net=/proc/" + holder + "/ns/net", "--");
+        List<List<String>> steps = List.of(
+                List.of("/usr/sbin/iptables", "-A", "OUTPUT", "!", "-o", "lo", "!", "-p", "tcp", "-j", "DROP"),
+                // The filter sees a redirected connection still bound for its original device: what passes is TCP
+                // that the redirect below took (conntrack DNAT), and nothing else.
+                List.of("/usr/sbin/iptables", "-A", "OUTPUT", "!", "-o", "lo", "-p", "tcp", "-m", "conntrack", "!",
+                        "--ctstate", "DNAT", "-j", "DROP"),
+                List.of("/usr/sbin/iptables", "-t", "nat", "-A", "OUTPUT", "!", "-o", "lo", "-p", "tcp", "-j",
+                        "REDIRECT", "--to-ports", Integer.toString(PlatformEgress.REDIRECT_PORT)),
+                List.of("/usr/sbin/ip6tables", "-A", "OUTPUT", "!", "-o", "lo", "-j", "DROP"),
+                List.of("/usr/sbin/ip", "link", "add", GUEST_NIC, "type", "veth", "peer", "name", NIC_PEER),
+                List.of("/usr/sbin/ip", "address", "add", GUEST_ADDRESS, "dev", GUEST_NIC),
+                List.of("/usr/sbin/ip", "link", "set", NIC_PEER, "up"),
+                List.of("/usr/sbin/ip", "link", "set", GUEST_NIC, "up"),
+                List.of("/usr/sbin/ip", "route", "add", "default", "via", GUEST_GATEWAY, "dev", GUEST_NIC));
+        for (List<String> step : steps) {
+            List<String> argv = new ArrayList<>(enter);
+            argv.addAll(step);
+            if (!run(argv)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code pid} runs {@link #GUEST_HOLDER} in a pid namespace other than ours. */
@@ -1264,8 +1385,113 @@ public final class AcaEmulator implements AutoCloseable {
         }
     }
 
+    /**
+     * Suspends the sandbox's guest as the service suspends its VM: every process kept, frozen, memory intact (the v1
+     * freezer where the host has one, else SIGSTOP of every process in the guest's pid namespace). An auto-suspend of a
+     * sandbox whose lifecycle asks for Disk mode ends the guest instead ("VM restarts fresh"). Caller holds the lock.
+     */
+    private static void suspendGuest(Sandbox s) {
+        if ("AutoSuspend".equals(s.stoppedReason) && diskMode(s.lifecycle)) {
+            stopGuest(s);
+            return;
+        }
+        if (s.init != null && s.init.isAlive() && !s.frozen) {
+            signalGuest(s, true);
+            s.frozen = true;
+        }
+    }
+
+    /** Lets a suspended guest run on where it stopped. Caller holds the lock. */
+    private static void thawGuest(Sandbox s) {
+        if (s.frozen) {
+            signalGuest(s, false);
+            s.frozen = false;
+        }
+    }
+
+    /** Whether the lifecycle's autoSuspendPolicy says {@code mode: Disk}. */
+    private static boolean diskMode(Object lifecycle) {
+        return lifecycle instanceof Map<?, ?> lc && lc.get("autoSuspendPolicy") instanceof Map<?, ?> policy
+                && "Disk".equals(policy.get("mode"));
+    }
+
+    private static final Duration FREEZE_BOUND = Duration.ofSeconds(5);
+
+    /** Freezes ({@code freeze}) or thaws every process of the guest. */
+    private static void signalGuest(Sandbox s, boolean freeze) {
+        Path freezer = CGROUP_V1.resolve(FREEZER).resolve("sandbox4j-aca-" + s.id);
+        if (Files.isDirectory(freezer)) {
+            try {
+                Files.writeString(freezer.resolve("freezer.state"), freeze ? "FROZEN" : "THAWED");
+                long deadline = System.nanoTime() + FREEZE_BOUND.toNanos();
+                while (freeze && !Files.readString(freezer.resolve("freezer.state")).strip().equals("FROZEN")
+                        && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                return;
+            } catch (IOException | InterruptedException e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
+                // fall through to signals
+            }
+        }
+        List<String> argv = new ArrayList<>(List.of("/bin/kill", freeze ? "-STOP" : "-CONT", "--"));
+        guestPids(s).forEach(pid -> argv.add(Long.toString(pid)));
+        if (argv.size() > 3) {
+            run(argv);
+        }
+    }
+
+    /** Every process in the guest's pid namespace, by host pid. */
+    private static List<Long> guestPids(Sandbox s) {
+        List<Long> pids = new ArrayList<>();
+        try {
+            Path ns = Files.readSymbolicLink(Path.of("/proc", Long.toString(s.initPid), "ns", "pid"));
+            try (Stream<Path> all = Files.list(Path.of("/proc"))) {
+                for (Path proc : all.toList()) {
+                    String name = proc.getFileName().toString();
+                    if (name.chars().allMatch(Character::isDigit)) {
+                        try {
+                            if (Files.readSymbolicLink(proc.resolve("ns/pid")).equals(ns)) {
+                                pids.add(Long.parseLong(name));
+                            }
+                        } catch (IOException gone) {
+                            // exited meanwhile
+                        }
+                    }
+                }
+            }
+        } catch (IOException gone) {
+            // the guest is gone: nothing to signal
+        }
+        return pids;
+    }
+
+    /** Runs a host command (argv, never a shell line), bounded; true when it exited 0. */
+    private static boolean run(List<String> argv) {
+        try {
+            Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+            if (!p.waitFor(HOST_COMMAND_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                return false;
+            }
+            return p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static final Duration HOST_COMMAND_BOUND = Duration.ofSeconds(10);
+
     /** Ends the sandbox's guest: its init and so (pid namespace) every process in it; /tmp goes with it. */
     private static void stopGuest(Sandbox s) {
+        // A frozen task cannot die: thaw first.
+        thawGuest(s);
         if (s.init != null) {
             kill(s.init.toHandle());
             try {
@@ -1276,17 +1502,19 @@ public final class AcaEmulator implements AutoCloseable {
         }
         s.init = null;
         s.initPid = 0;
+        stopPlatformEgress(s);
         stopEgress(s);
         removeCgroups(s.id);
     }
 
     private static final Path CGROUP_V1 = Path.of("/sys/fs/cgroup");
+    private static final String FREEZER = "freezer";
     /** The guest's process limit (ASSUMED: the service's VM has one; its value is not established). */
     public static final long GUEST_PIDS_MAX = 1024;
 
     private static List<Path> cgroups(String id) {
         List<Path> out = new ArrayList<>();
-        for (String controller : List.of("pids", "memory")) {
+        for (String controller : List.of("pids", "memory", FREEZER)) {
             Path root = CGROUP_V1.resolve(controller);
             if (Files.isWritable(root.resolve("cgroup.procs"))) {
                 out.add(root.resolve("sandbox4j-aca-" + id));
@@ -1300,9 +1528,10 @@ public final class AcaEmulator implements AutoCloseable {
         for (Path g : cgroups(s.id)) {
             try {
                 Files.createDirectories(g);
-                if (g.getParent().getFileName().toString().equals("pids")) {
+                String controller = g.getParent().getFileName().toString();
+                if (controller.equals("pids")) {
                     Files.writeString(g.resolve("pids.max"), Long.toString(GUEST_PIDS_MAX));
-                } else {
+                } else if (controller.equals("memory")) {
                     Files.writeString(g.resolve("memory.limit_in_bytes"), Long.toString(memoryBytes(s.resources)));
                 }
             } catch (IOException e) {
@@ -1374,7 +1603,7 @@ public final class AcaEmulator implements AutoCloseable {
      */
     private static void guestLayout(Path fs) throws IOException {
         synchronized (AcaEmulator.class) {
-            for (String d : List.of("usr", "proc", "dev", "tmp", "run")) {
+            for (String d : List.of("usr", "proc", "dev", "tmp", "run", "etc")) {
                 Path h = fs.resolve(d);
                 if (Files.exists(h, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)) {
                     Files.delete(h);

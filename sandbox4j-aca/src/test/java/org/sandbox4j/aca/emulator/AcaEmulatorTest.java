@@ -93,7 +93,7 @@ class AcaEmulatorTest {
 
     private String create(Map<String, Object> labels) throws Exception {
         HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes", obj(
-                "sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true)),
+                "sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true)),
                 "labels", labels));
         assertThat(r.statusCode()).as(text(r)).isEqualTo(201);
         Map<String, Object> o = body(r);
@@ -158,7 +158,7 @@ class AcaEmulatorTest {
     void throttlingCarriesRetryAfterAndChangesNothing() throws Exception {
         emu.throttleNext(1, 7);
         HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes",
-                obj("sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true))));
+                obj("sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true))));
         assertThat(r.statusCode()).isEqualTo(429);
         assertThat(r.headers().firstValue("Retry-After")).hasValue("7");
         assertThat(emu.sandboxIds()).isEmpty();
@@ -196,7 +196,7 @@ class AcaEmulatorTest {
         Map<String, Object> got = body(json("GET", sb(id), null));
         assertThat(got.get("state")).isEqualTo("Creating");
         assertThat(got.get("labels")).isEqualTo(obj("scope", "s", "thread", "t"));
-        assertThat(got.get("sourcesRef")).isEqualTo(obj("diskImage", obj("name", "python-3.13", "isPublic", true)));
+        assertThat(got.get("sourcesRef")).isEqualTo(obj("diskImage", obj("name", "python", "isPublic", true)));
         assertThat(got.get("resources")).isEqualTo(obj("cpu", "1000m", "memory", "2048Mi"));
         assertThat(exec(id, "true", null).statusCode()).isEqualTo(409);
         Thread.sleep(500);
@@ -213,7 +213,7 @@ class AcaEmulatorTest {
         assertThat(json("PUT", GROUP + "/sandboxes", obj("sourcesRef", obj("diskImage", obj("id", "nope"))))
                 .statusCode()).isEqualTo(400);
         HttpResponse<byte[]> longLabel = json("PUT", GROUP + "/sandboxes", obj(
-                "sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true)),
+                "sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true)),
                 "labels", obj("agent", "a".repeat(64))));
         assertThat(longLabel.statusCode()).isEqualTo(400);
         assertThat(errorCode(longLabel)).isEqualTo("InvalidLabel");
@@ -289,12 +289,15 @@ class AcaEmulatorTest {
     }
 
     @Test
-    void resumeLatencyKeepsTheStoppedStateUntilRunning() throws Exception {
+    void aResumingSandboxReadsResumingUntilRunning() throws Exception {
         String id = running();
         emu.resumeLatency(Duration.ofMillis(300));
         emu.suspend(id);
         assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
-        assertThat(state(id)).isEqualTo("Suspended");
+        assertThat(state(id)).isEqualTo("Resuming");
+        // A second resume while it wakes is accepted and changes nothing; exec waits for Running.
+        assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
+        assertThat(errorCode(exec(id, "true", null))).isEqualTo("SandboxNotRunning");
         Thread.sleep(400);
         assertThat(state(id)).isEqualTo("Running");
     }
@@ -367,7 +370,7 @@ class AcaEmulatorTest {
                 List.of(obj("pattern", "pypi.org", "action", "Allow"), obj("pattern", "*.pythonhosted.org",
                         "action", "Allow")));
         HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes", obj(
-                "sourcesRef", obj("diskImage", obj("name", "python-3.13", "isPublic", true)), "egressPolicy", deny));
+                "sourcesRef", obj("diskImage", obj("name", "python", "isPublic", true)), "egressPolicy", deny));
         String id = (String) body(r).get("id");
         assertThat(body(json("GET", sb(id), null)).get("egressPolicy")).isEqualTo(deny);
         Map<String, Object> closed = obj("defaultAction", "Deny", "trafficInspection", "Full", "hostRules", List.of());
@@ -385,6 +388,52 @@ class AcaEmulatorTest {
         return (String) body(r).get("stdout");
     }
 
+    /**
+     * The service's own default is Allow (3P-aca-rs: "a policy that omits it is an open sandbox"), so a sandbox
+     * created without a policy, or with an Allow default, reaches the emulated internet (every public host, each a
+     * loopback fixture of this test) with no rule naming it.
+     */
+    @Test
+    void aSandboxCreatedWithoutAPolicyIsOpen() throws Exception {
+        try (LoopbackHttpServer somewhere = LoopbackHttpServer.start("somewhere")) {
+            emu.publicHost("somewhere.example.test", new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                    somewhere.port()));
+            String id = running();
+            assertThat(body(json("GET", sb(id), null))).doesNotContainKey("egressPolicy");
+            assertThat(curl(id, "", somewhere.url("somewhere.example.test"))).isEqualTo("200");
+            assertThat(somewhere.requests()).isEqualTo(1);
+
+            Map<String, Object> deny = obj("defaultAction", "Deny", "trafficInspection", "Full", "hostRules", List.of());
+            assertThat(json("POST", sb(id) + "/egresspolicy", deny).statusCode()).isEqualTo(200);
+            assertThat(curl(id, "", somewhere.url("somewhere.example.test"))).isNotEqualTo("200");
+            assertThat(json("POST", sb(id) + "/egresspolicy", obj("defaultAction", "Allow")).statusCode())
+                    .isEqualTo(200);
+            assertThat(curl(id, "", somewhere.url("somewhere.example.test"))).isEqualTo("200");
+            assertThat(somewhere.requests()).isEqualTo(2);
+        }
+    }
+
+    /**
+     * The guest's network looks like a microVM's (a NIC in 100.96.0.0/24 and a default route), and the platform's
+     * filter, set from outside, lets nothing leave but by loopback. The probes go to the guest's own gateway address,
+     * inside the namespace this test made; nothing reaches another network.
+     */
+    @Test
+    void theGuestHasANicAndARouteBehindTheFilter() throws Exception {
+        String id = running();
+        Map<String, Object> net = body(exec(id, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' | sort;"
+                + " while read -r dev dest rest; do [ \"$dest\" = 00000000 ] && echo \"default via $dev\"; done"
+                + " < /proc/net/route", null));
+        assertThat(((String) net.get("stdout")).lines().toList()).as(net.toString())
+                .contains("eth0", "lo", "default via eth0");
+        assertThat(curl(id, "--noproxy '*'", URI.create("http://100.96.0.1:8080/"))).isEqualTo("000");
+        Map<String, Object> udp = body(exec(id, "python3 -c \"import socket; s = socket.socket(socket.AF_INET, "
+                + "socket.SOCK_DGRAM); print(s.sendto(b'x', ('100.96.0.1', 53)))\" 2>&1 | tail -n 1", null));
+        assertThat((String) udp.get("stdout")).as(udp.toString()).contains("Operation not permitted");
+        Map<String, Object> env = body(exec(id, "env", null));
+        assertThat((String) env.get("stdout")).doesNotContainIgnoringCase("proxy");
+    }
+
     @Test
     void theStoredEgressPolicyIsEnforcedByTheProxyAndFollowsItsReplacement() throws Exception {
         try (LoopbackHttpServer allowed = LoopbackHttpServer.start("allowed");
@@ -394,7 +443,7 @@ class AcaEmulatorTest {
             Map<String, Object> allow = obj("defaultAction", "Deny", "trafficInspection", "Full", "hostRules",
                     List.of(obj("pattern", "allowed.example.test", "action", "Allow")));
             HttpResponse<byte[]> r = json("PUT", GROUP + "/sandboxes", obj("sourcesRef", obj("diskImage",
-                    obj("name", "python-3.13", "isPublic", true)), "egressPolicy", allow));
+                    obj("name", "python", "isPublic", true)), "egressPolicy", allow));
             String id = (String) body(r).get("id");
             assertThat(state(id)).isEqualTo("Running");
 
@@ -406,20 +455,22 @@ class AcaEmulatorTest {
             assertThat(curl(id, "", other.url("allowed.example.test"))).isNotEqualTo("200");
             assertThat(curl(id, "--noproxy '*'", other.url())).isEqualTo("000");
             assertThat(other.requests()).isZero();
-            Map<String, Object> env = body(exec(id, "echo \"$https_proxy|$JAVA_TOOL_OPTIONS\"", null));
-            assertThat((String) env.get("stdout")).contains("http://127.0.0.1:3128|-Dhttp.proxyHost=127.0.0.1");
+            // Transparent: the guest is given no proxy, and a client that ignores proxies is filtered all the same.
+            assertThat((String) body(exec(id, "env", null)).get("stdout")).doesNotContainIgnoringCase("proxy");
+            assertThat(curl(id, "--noproxy '*'", allowed.url("allowed.example.test"))).isEqualTo("200");
+            assertThat(allowed.requests()).isEqualTo(2);
 
             // A replaced policy takes effect in the running guest: closed, then open again.
             Map<String, Object> closed = obj("defaultAction", "Deny", "hostRules", List.of());
             assertThat(json("POST", sb(id) + "/egresspolicy", closed).statusCode()).isEqualTo(200);
             assertThat(curl(id, "", allowed.url("allowed.example.test"))).isNotEqualTo("200");
-            assertThat(allowed.requests()).isEqualTo(1);
+            assertThat(allowed.requests()).isEqualTo(2);
             assertThat(json("POST", sb(id) + "/egresspolicy", allow).statusCode()).isEqualTo(200);
             assertThat(curl(id, "", allowed.url("allowed.example.test"))).isEqualTo("200");
 
             // What the emulator cannot enforce it refuses, rather than storing it unenforced.
-            assertThat(json("POST", sb(id) + "/egresspolicy", obj("defaultAction", "Allow")).statusCode())
-                    .isEqualTo(501);
+            assertThat(json("POST", sb(id) + "/egresspolicy", obj("defaultAction", "Deny", "hostRules",
+                    List.of(obj("pattern", "allowed.example.test", "action", "Deny")))).statusCode()).isEqualTo(501);
             assertThat(json("POST", sb(id) + "/egresspolicy", obj("defaultAction", "Deny", "hostRules",
                     List.of(obj("pattern", "a.example.test:443", "action", "Allow")))).statusCode()).isEqualTo(400);
             assertThat(body(json("GET", sb(id), null)).get("egressPolicy")).isEqualTo(allow);
@@ -431,8 +482,8 @@ class AcaEmulatorTest {
     void diskImagesPublicCatalogueAndImports() throws Exception {
         List<Map<String, Object>> pub = (List<Map<String, Object>>) body(
                 json("GET", GROUP + "/diskimages/public", null)).get("value");
-        assertThat(pub).extracting(m -> m.get("name")).contains("python-3.13");
-        assertThat(json("GET", GROUP + "/diskimages/public/python-3.13", null).statusCode()).isEqualTo(200);
+        assertThat(pub).extracting(m -> m.get("name")).contains("python");
+        assertThat(json("GET", GROUP + "/diskimages/public/python", null).statusCode()).isEqualTo(200);
         assertThat(json("GET", GROUP + "/diskimages/public/cobol-1", null).statusCode()).isEqualTo(404);
 
         HttpResponse<byte[]> imp = json("PUT", GROUP + "/diskimages",
@@ -472,33 +523,71 @@ class AcaEmulatorTest {
     }
 
     @Test
-    void execRunsAsTheGuestUserWithoutNetworkAndSharesTheFiles() throws Exception {
+    void execRunsAsTheGuestUserAndSharesTheFiles() throws Exception {
         String id = running();
         assertThat(put(id, "/work/in.txt", "hello").statusCode()).isEqualTo(201);
         Map<String, Object> o = body(exec(id, "id -u; cat in.txt; pwd; echo made > out.txt; env | sort", "/work"));
         assertThat((String) o.get("stdout")).startsWith("65534\nhello/work\n").contains("PATH=/usr/bin:/bin");
         assertThat((String) o.get("stdout")).doesNotContain("SANDBOX4J_TCK_HOST_SENTINEL");
         assertThat(text(json("GET", sb(id) + "/files?path=" + enc("/work/out.txt"), null))).isEqualTo("made\n");
-        Map<String, Object> net = body(exec(id, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", null));
-        assertThat(((String) net.get("stdout")).trim()).as(net.toString()).isEqualTo("lo");
         assertThat(exec(id, "true", "/nope").statusCode()).isEqualTo(400);
     }
 
+    /**
+     * A background process that keeps a token only in its memory (the file it read is gone) hands it back after a
+     * stop and a resume: POST /stop suspends, keeping memory and disk (MS-skill), and a stopped guest runs nothing.
+     */
     @Test
-    void aBackgroundProcessOutlivesItsExecUntilTheSandboxStops() throws Exception {
+    void aBackgroundProcessKeepsItsMemoryAcrossStopAndResume() throws Exception {
         String id = running();
-        Map<String, Object> started = body(exec(id, "(sleep 300 &) ; echo tmp > /tmp/t; echo started", null));
-        assertThat(started.get("stdout")).as(started.toString()).isEqualTo("started\n");
-        Map<String, Object> seen = body(exec(id, "ps -eo args | grep -c '^sleep 300'; cat /tmp/t", null));
-        assertThat(seen.get("stdout")).as(seen.toString()).isEqualTo("1\ntmp\n");
+        put(id, "/work/token", "tok-4b1d");
+        String keeper = "(token=$(cat /work/token); rm /work/token; echo $$ > /tmp/keeper.pid;"
+                + " while [ ! -e /tmp/ask ]; do sleep 0.1; done; echo \"$token\" > /tmp/answer) >/dev/null 2>&1 &"
+                + " while [ ! -e /tmp/keeper.pid ]; do sleep 0.1; done; cat /tmp/keeper.pid";
+        Map<String, Object> started = body(exec(id, keeper, null));
+        String pid = ((String) started.get("stdout")).strip();
+        assertThat(pid).as(started.toString()).matches("[0-9]+");
+
+        assertThat(json("POST", sb(id) + "/stop", null).statusCode()).isEqualTo(202);
+        assertThat(state(id)).isEqualTo("Stopped");
+        assertThat(errorCode(exec(id, "true", null))).isEqualTo("SandboxNotRunning");
+        Path freezer = Path.of("/sys/fs/cgroup/freezer/sandbox4j-aca-" + id + "/freezer.state");
+        if (Files.exists(freezer)) {
+            assertThat(Files.readString(freezer).strip()).isEqualTo("FROZEN");
+        }
+        assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
+        assertThat(state(id)).isEqualTo("Running");
+
+        Map<String, Object> answer = body(exec(id, "cat /tmp/keeper.pid; touch /tmp/ask; n=0;"
+                + " while [ ! -s /tmp/answer ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done; cat /tmp/answer",
+                null));
+        assertThat(answer.get("stdout")).as(answer.toString()).isEqualTo(pid + "\ntok-4b1d\n");
+
+        // An auto-suspend (Memory mode) keeps it too; a disabled sandbox's guest ends.
+        Map<String, Object> seen = body(exec(id, "(sleep 300 &) ; echo started", null));
+        assertThat(seen.get("stdout")).isEqualTo("started\n");
         emu.suspend(id);
         assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
         assertThat(body(exec(id, "ps -eo args | grep -c '^sleep 300'", null)).get("stdout")).isEqualTo("1\n");
-        assertThat(json("POST", sb(id) + "/stop", null).statusCode()).isEqualTo(202);
+        emu.disable(id);
+        assertThat(json("POST", sb(id) + "/enable", null).statusCode()).isEqualTo(202);
         assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
-        Map<String, Object> after = body(exec(id, "ps -eo args | grep -c '^sleep 300'; test -e /tmp/t || echo gone",
+        Map<String, Object> after = body(exec(id, "ps -eo args | grep -c '^sleep 300'; test -e /tmp/answer || echo gone",
                 null));
         assertThat(after.get("stdout")).as(after.toString()).isEqualTo("0\ngone\n");
+    }
+
+    @Test
+    void anAutoSuspendInDiskModeRestartsTheGuestFresh() throws Exception {
+        String id = running();
+        json("POST", sb(id) + "/lifecycle", obj("autoSuspendPolicy", obj("enabled", true, "interval", n(60),
+                "mode", "Disk")));
+        put(id, "/work/kept", "disk");
+        assertThat(body(exec(id, "(sleep 300 &) ; echo started", null)).get("stdout")).isEqualTo("started\n");
+        emu.suspend(id);
+        assertThat(json("POST", sb(id) + "/resume", null).statusCode()).isEqualTo(202);
+        Map<String, Object> after = body(exec(id, "ps -eo args | grep -c '^sleep 300'; cat /work/kept", null));
+        assertThat(after.get("stdout")).as(after.toString()).isEqualTo("0\ndisk");
     }
 
     @Test
@@ -513,9 +602,10 @@ class AcaEmulatorTest {
                 Path.of("/sys/fs/cgroup/pids/sandbox4j-aca-" + id + "/pids.current")).trim());
         assertThat(current).isLessThanOrEqualTo(AcaEmulator.GUEST_PIDS_MAX).isGreaterThan(900);
         assertThat(json("POST", sb(id) + "/stop", null).statusCode()).isEqualTo(202);
-        assertThat(Path.of("/sys/fs/cgroup/pids/sandbox4j-aca-" + id)).doesNotExist();
         json("POST", sb(id) + "/resume", null);
         assertThat(body(exec(id, "echo alive", null)).get("stdout")).isEqualTo("alive\n");
+        assertThat(json("DELETE", sb(id), null).statusCode()).isEqualTo(202);
+        assertThat(Path.of("/sys/fs/cgroup/pids/sandbox4j-aca-" + id)).doesNotExist();
     }
 
     @Test
