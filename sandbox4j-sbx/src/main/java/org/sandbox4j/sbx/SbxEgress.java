@@ -212,6 +212,10 @@ final class SbxEgress {
 
     static Verdict classify(String resource, List<String> hosts) {
         String pattern = hostPattern(resource);
+        if (pattern.startsWith("[") || pattern.contains("/") || pattern.indexOf(':') >= 0) {
+            // IPv6 or a CIDR range: the allowlist holds names only, so it admits nothing of it.
+            return Verdict.DISJOINT;
+        }
         if (pattern.equals(EVERY_HOST)) {
             return hosts.isEmpty() ? Verdict.DISJOINT : Verdict.OVERLAP;
         }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sandbox4j.testkit.tck.LoopbackHttpServer;
 
 /**
  * The sbx emulator ({@code src/test/resources/sbx-emulator/sbx}) driven as the backend drives it:
@@ -61,7 +62,7 @@ class SbxEmulatorTest {
             return;
         }
         extraEnv.clear();
-        for (String f : List.of("logged-out", "engine-lost")) {
+        for (String f : List.of("logged-out", "engine-lost", "governed")) {
             Files.deleteIfExists(home.resolve(f));
         }
         Path boxes = home.resolve("sandboxes");
@@ -543,6 +544,100 @@ class SbxEmulatorTest {
         assertThat(exec("net", "python3", "-c", "import socket; s = socket.create_connection(('203.0.113.7', 80), "
                 + "timeout=20); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(s.recv(12))").stdout())
                 .isEqualTo("b'HTTP/1.1 403'\n");
+    }
+
+    /** {@code sbx policy ls [NAME] --json}'s rules of one scope and decision, by their resources. */
+    List<String> resources(String listing, String scope, String decision) {
+        List<String> found = new ArrayList<>();
+        Matcher rule = Pattern.compile("\\{\"id\": \"[^\"]+\", \"scope\": \"" + Pattern.quote(scope)
+                + "\", \"decision\": \"" + decision + "\", \"status\": \"active\", \"resource_type\": \"network\", "
+                + "\"resources\": \\[([^\\]]*)\\]\\}").matcher(listing);
+        while (rule.find()) {
+            for (String resource : rule.group(1).split(", ")) {
+                found.add(resource.replace("\"", ""));
+            }
+        }
+        return found;
+    }
+
+    @Test
+    void policyRulesAreGlobalOrOneSandboxsAndADenyBeatsAnAllow() throws Exception {
+        create("pa");
+        create("pb");
+        // The create's --deny-network is a rule of the sandbox's own, listed by sbx policy ls NAME.
+        String pa = sbx("policy", "ls", "pa", "--json").stdout();
+        assertThat(resources(pa, "sandbox:pa", "deny")).containsExactly("**");
+        assertThat(pa).doesNotContain("sandbox:pb");
+        assertThat(sbx("policy", "allow", "network", "--sandbox", "pa", "one.sbx.test,*.two.sbx.test").exit()).isZero();
+        Result check = sbx("policy", "check", "network", "--sandbox", "pa", "--json", "one.sbx.test");
+        assertThat(check.exit()).isEqualTo(1);
+        assertThat(check.stdout()).contains("\"allowed\": false").contains("\"governance\": {\"active\": false}");
+        assertThat(sbx("policy", "rm", "network", "--sandbox", "pa", "--resource", "**", "--force").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "one.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "a.two.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "two.sbx.test").exit()).isEqualTo(1);
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pb", "--json", "one.sbx.test").exit()).isEqualTo(1);
+        // A global allow applies to every sandbox, but a sandbox's own deny-all beats it.
+        assertThat(sbx("policy", "allow", "network", "g.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--json", "g.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pb", "--json", "g.sbx.test").exit()).isEqualTo(1);
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "g.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "deny", "network", "--sandbox", "pa", "--protocol", "tcp,udp", "g.sbx.test").exit())
+                .isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "g.sbx.test").exit()).isEqualTo(1);
+        String all = sbx("policy", "ls", "--json").stdout();
+        assertThat(resources(all, "global", "allow")).containsExactly("g.sbx.test");
+        assertThat(resources(all, "sandbox:pb", "deny")).containsExactly("**");
+        assertThat(resources(sbx("policy", "ls", "pb", "--json").stdout(), "sandbox:pa", "allow")).isEmpty();
+        assertThat(sbx("policy", "rm", "network", "--sandbox", "pb", "--resource", "nothing.sbx.test").exit())
+                .isEqualTo(1);
+        // Governance makes every local rule inactive, and says so.
+        Files.writeString(home.resolve("governed"), "");
+        assertThat(sbx("policy", "ls", "--json").stdout().strip()).isEqualTo("{\"rules\": []}");
+        assertThat(sbx("policy", "ls", "--json", "--include-inactive").stdout()).contains("\"status\": \"inactive\"");
+        check = sbx("policy", "check", "network", "--json", "g.sbx.test");
+        assertThat(check.exit()).isEqualTo(1);
+        assertThat(check.stdout()).contains("\"governance\": {\"active\": true}");
+        assertThat(sbx("policy", "allow", "network", "x.sbx.test").exit()).isEqualTo(1);
+        assertThat(sbx("secret", "ls", "--json").stdout().strip())
+                .isEqualTo("{\"secrets\": [], \"custom_secrets\": [], \"env_only_count\": 0}");
+        assertThat(sbx("policy", "allow", "network", "--sandbox", "pa", "a b").exit()).isEqualTo(1);
+    }
+
+    @Test
+    void aSandboxsAllowReachesOnlyTheMappedServerAndWidensNoOtherSandbox() throws Exception {
+        try (LoopbackHttpServer server = LoopbackHttpServer.start("mapped")) {
+            Files.writeString(home.resolve("hosts.json"), "{\"one.sbx.test\": \"127.0.0.1:" + server.port()
+                    + "\", \"two.sbx.test\": \"127.0.0.1:" + server.port() + "\"}");
+            create("pa");
+            create("pb");
+            sbx("policy", "allow", "network", "--sandbox", "pa", "one.sbx.test,nomap.sbx.test");
+            sbx("policy", "rm", "network", "--sandbox", "pa", "--resource", "**", "--force");
+            String curl = "curl -s -o /dev/null -w '%{http_code}' --max-time 10 \"$@\"";
+            String url = "http://one.sbx.test:" + server.port() + "/";
+            assertThat(exec("pa", "sh", "-c", curl, "c", url).stdout()).isEqualTo("200");
+            assertThat(server.requests()).isEqualTo(1);
+            // Through the filter as a proxy, by absolute URI and by CONNECT, alike.
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128", url).stdout()).isEqualTo("200");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-p", "-x", "http://127.0.0.1:3128", url).stdout())
+                    .isEqualTo("200");
+            assertThat(server.requests()).isEqualTo(3);
+            // Another sandbox, another name for the same server, a smuggled Host, a mismatched
+            // absolute URI: each refused, and the server sees none of them.
+            assertThat(exec("pb", "sh", "-c", curl, "c", url).stdout()).isEqualTo("403");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "http://two.sbx.test:" + server.port() + "/").stdout())
+                    .isEqualTo("403");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-H", "Host: two.sbx.test:" + server.port(), url).stdout())
+                    .isEqualTo("403");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128", "-H",
+                    "Host: two.sbx.test:" + server.port(), url).stdout()).isEqualTo("403");
+            // Allowed, but on another port than the mapping names, or not mapped at all: never connected.
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128",
+                    "http://one.sbx.test:" + (server.port() + 1) + "/").stdout()).isEqualTo("502");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128", "http://nomap.sbx.test/")
+                    .stdout()).isEqualTo("502");
+            assertThat(server.requests()).isEqualTo(3);
+        }
     }
 
     /** Without --skills off a sandbox mounts the shared skills store (at an assumed path); with it, not. */
