@@ -8,16 +8,20 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import org.sandbox4j.core.BackendDeclarations;
@@ -28,6 +32,7 @@ import org.sandbox4j.core.ErrorDetail;
 import org.sandbox4j.core.GuestPaths;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.Json;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
@@ -337,7 +342,7 @@ public final class SbxBackend implements SandboxBackend {
      */
     private SbxEgress.Plan plan(String sandboxName, List<String> hosts) {
         if (hosts.isEmpty()) {
-            return new SbxEgress.Plan(hosts, List.of(), List.of(), java.util.Set.of());
+            return new SbxEgress.Plan(hosts, List.of(), List.of(), Set.of());
         }
         Optional<String> refusal = cli.postureRefusal(hosts, sandboxName);
         if (refusal.isPresent()) {
@@ -474,8 +479,8 @@ public final class SbxBackend implements SandboxBackend {
         Path part = file.resolveSibling(file.getFileName() + ".part");
         try {
             Files.writeString(part, content, StandardCharsets.UTF_8);
-            Files.move(part, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(part, file, StandardCopyOption.REPLACE_EXISTING,
+                    StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new SandboxException("backend '" + name() + "' could not write " + file + ": " + ErrorDetail.of(e)
                     + "; make the workspace root writable", e);
@@ -501,10 +506,10 @@ public final class SbxBackend implements SandboxBackend {
                     + array(rules) + ",\"opened\":" + opened + "}";
         }
 
-        private static String array(java.util.Collection<String> items) {
+        private static String array(Collection<String> items) {
             StringBuilder out = new StringBuilder("[");
             for (String item : items) {
-                out.append(out.length() > 1 ? "," : "").append(org.sandbox4j.core.Json.quote(item));
+                out.append(out.length() > 1 ? "," : "").append(Json.quote(item));
             }
             return out.append(']').toString();
         }
@@ -518,14 +523,14 @@ public final class SbxBackend implements SandboxBackend {
                 return Optional.empty();
             }
             try {
-                Map<String, Object> fields = org.sandbox4j.core.Json.parseObject(text);
+                Map<String, Object> fields = Json.parseObject(text);
                 Object opened = fields.get("opened");
                 if (!(opened instanceof Boolean done)) {
                     return Optional.empty();
                 }
                 return Optional.of(new EgressRecord(new SbxEgress.Plan(strings(fields, "hosts"),
                         strings(fields, "allows"), strings(fields, "denies"),
-                        new java.util.HashSet<>(strings(fields, "globals"))), strings(fields, "rules"), done));
+                        new HashSet<>(strings(fields, "globals"))), strings(fields, "rules"), done));
             } catch (IllegalArgumentException malformed) {
                 return Optional.empty();
             }

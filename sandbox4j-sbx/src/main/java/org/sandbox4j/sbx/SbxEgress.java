@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
+import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Json;
 
@@ -118,15 +119,26 @@ final class SbxEgress {
             if (!validName(name)) {
                 throw new IllegalArgumentException("the egress allowlist entry " + GuestText.quote(entry) + " is not "
                         + "a host name or '*.' and a host name; sbx rules here hold exact names only (no port, path, "
-                        + "IP literal or other wildcard): name the host, such as api.example.com or *.example.com");
+                        + "IP literal, other wildcard, or name of the host itself such as localhost or "
+                        + "host.docker.internal): name the host, such as api.example.com or *.example.com");
             }
             hosts.add(host);
         }
         return List.copyOf(hosts);
     }
 
+    /**
+     * Names that lead to the host itself whatever DNS says: {@code localhost} (RFC 6761) and
+     * Docker's {@code docker.internal} names for the host and its gateway. The proxy runs on the
+     * host, so allowing one would open the host's own services.
+     */
+    static final List<String> HOST_NAMES = List.of("localhost", "docker.internal");
+
     private static boolean validName(String name) {
         if (name.isEmpty() || name.length() > MAX_HOST || NUMERIC.matcher(name).matches()) {
+            return false;
+        }
+        if (HOST_NAMES.stream().anyMatch(host -> name.equals(host) || name.endsWith("." + host))) {
             return false;
         }
         for (String label : name.split("\\.", -1)) {
@@ -323,7 +335,7 @@ final class SbxEgress {
     static Optional<String> postureRefusal(List<String> hosts, String secretsJson, String sandbox, boolean governed) {
         if (governed) {
             return Optional.of("organization governance is active, so this host's local rules are inactive and no "
-                    + "allowlist can be set per sandbox; ask for '" + org.sandbox4j.core.Egress.DENY_ALL.wire()
+                    + "allowlist can be set per sandbox; ask for '" + Egress.DENY_ALL.wire()
                     + "', or use a host the organization does not govern");
         }
         Map<String, Object> payload = Json.parseObject(secretsJson);

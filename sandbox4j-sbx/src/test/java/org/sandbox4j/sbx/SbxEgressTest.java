@@ -67,7 +67,8 @@ class SbxEgressTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"pypi.org:443", "10.1.2.3", "[::1]", "pypi.org/simple", "**.pypi.org", "*.*.pypi.org",
-        "py*.org", "pypi.org.", "", "-pypi.org", "a..b", "http://pypi.org", "pypi.org,evil.com", "pypi\u0000.org"})
+        "py*.org", "pypi.org.", "", "-pypi.org", "a..b", "http://pypi.org", "pypi.org,evil.com", "pypi\u0000.org",
+        "localhost", "a.localhost", "*.localhost", "host.docker.internal", "*.docker.internal"})
     void anEntrySbxCannotHoldExactlyIsRefused(String entry) {
         assertThatThrownBy(() -> SbxEgress.hosts(List.of(entry))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("api.example.com");
