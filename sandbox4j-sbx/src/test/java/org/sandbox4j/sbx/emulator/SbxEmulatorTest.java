@@ -640,6 +640,52 @@ class SbxEmulatorTest {
         }
     }
 
+    @Test
+    void aTlsStreamIsJudgedByItsServerNameAndRelayedOnlyForAnAllowedMappedOne() throws Exception {
+        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 4, java.net.InetAddress.getLoopbackAddress())) {
+            java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+            Thread answering = new Thread(() -> {
+                while (!server.isClosed()) {
+                    try (java.net.Socket client = server.accept()) {
+                        accepted.incrementAndGet();
+                        client.setSoTimeout(10_000);
+                        client.getInputStream().read(new byte[512]);
+                        client.getOutputStream().write("relayed".getBytes(UTF_8));
+                    } catch (IOException closed) {
+                        return;
+                    }
+                }
+            });
+            answering.setDaemon(true);
+            answering.start();
+            Files.writeString(home.resolve("hosts.json"), "{\"one.sbx.test\": \"127.0.0.1:" + server.getLocalPort()
+                    + "\", \"two.sbx.test\": \"127.0.0.1:" + server.getLocalPort() + "\"}");
+            create("pa");
+            create("pb");
+            sbx("policy", "allow", "network", "--sandbox", "pa", "one.sbx.test");
+            sbx("policy", "rm", "network", "--sandbox", "pa", "--resource", "**", "--force");
+            String hello = String.join("\n",
+                    "import socket, struct, sys",
+                    "name = sys.argv[1].encode()",
+                    "sni = struct.pack('!HBH', len(name) + 3, 0, len(name)) + name",
+                    "ext = struct.pack('!HH', 0, len(sni)) + sni",
+                    "body = b'\\x03\\x03' + bytes(32) + b'\\x00' + b'\\x00\\x02\\x13\\x01' + b'\\x01\\x00'"
+                            + " + struct.pack('!H', len(ext)) + ext",
+                    "shake = b'\\x01' + struct.pack('!I', len(body))[1:] + body",
+                    "s = socket.create_connection(('198.51.100.7', int(sys.argv[2])), timeout=20)",
+                    "s.sendall(b'\\x16\\x03\\x01' + struct.pack('!H', len(shake)) + shake)",
+                    "s.settimeout(20)",
+                    "print(repr(s.recv(100)))");
+            String port = Integer.toString(server.getLocalPort());
+            assertThat(exec("pa", "python3", "-c", hello, "one.sbx.test", port).stdout()).isEqualTo("b'relayed'\n");
+            assertThat(accepted.get()).isEqualTo(1);
+            // Another name the rules do not admit, and the same name from a deny-all sandbox: no byte, no connection.
+            assertThat(exec("pa", "python3", "-c", hello, "two.sbx.test", port).stdout()).isEqualTo("b''\n");
+            assertThat(exec("pb", "python3", "-c", hello, "one.sbx.test", port).stdout()).isEqualTo("b''\n");
+            assertThat(accepted.get()).isEqualTo(1);
+        }
+    }
+
     /** Without --skills off a sandbox mounts the shared skills store (at an assumed path); with it, not. */
     @Test
     void theSkillsStoreIsMountedUnlessTurnedOff() throws Exception {
