@@ -49,8 +49,9 @@ import org.sandbox4j.core.WorkspaceFiles;
 /**
  * Docker Sandboxes microVMs (one Linux kernel per sandbox) through the {@code sbx} CLI, as
  * pinned in {@code SBX-PROTOCOL.md}. Declares {@link Isolation#MICROVM}, POSIX guests, egress
- * {@link Egress#DENY_ALL} only (a real guest has a NIC whose every connection ends at Docker's
- * host-side proxy, so {@link Egress#CLOSED} is never claimed), EXEC and every file capability.
+ * {@link Egress#DENY_ALL} and {@link Egress#ALLOWLIST} (a real guest has a NIC whose every
+ * connection ends at Docker's host-side proxy, so {@link Egress#CLOSED} is never claimed), EXEC
+ * and every file capability.
  *
  * <h2>Acquire</h2>
  * Every acquire first reads (never writes) the host settings: SSH agent forwarding must be off
@@ -65,6 +66,13 @@ import org.sandbox4j.core.WorkspaceFiles;
  * workspace there in a namespace of its own ({@link SbxScripts#WRAPPER}). Two creates racing one
  * name get one sandbox: the loser adopts the winner. Acquires of one name are serialised in this
  * JVM.
+ *
+ * <h2>Allowlist</h2>
+ * An {@link Egress#ALLOWLIST} sandbox gets {@code sbx policy} rules scoped to it alone
+ * ({@link SbxEgress}): planned before the create against the host's posture and global allows,
+ * set after it, then the create's deny-all lifted; the plan and the rules sbx then lists are
+ * recorded beside the workspace ({@value #EGRESS_SUFFIX}). Before every command and at every warm
+ * acquire they are checked again; drift retires the sandbox. Disposal puts its deny-all back first.
  *
  * <h2>Retirement</h2>
  * When a timed-out command's process group cannot be killed, the sandbox is retired: a
