@@ -50,7 +50,7 @@ final class SbxEgress {
         DISJOINT
     }
 
-    /** One rule as {@code sbx policy ls --json} lists it; {@code canonical} is its whole JSON, keys sorted. */
+    /** One rule as {@code sbx policy ls --json} lists it; {@code canonical} is the JSON of what it admits, keys sorted. */
     record Rule(String scope, String decision, String status, List<String> resources, String canonical) {
 
         Rule {
@@ -311,9 +311,19 @@ final class SbxEgress {
                 }
             }
             rules.add(new Rule(Json.string(rule, "scope"), Json.string(rule, "decision"), Json.string(rule, "status"),
-                    resources, canonical(rule)));
+                    resources, canonical(meaningOf(rule))));
         }
         return rules;
+    }
+
+    /** The fields that say what a rule admits; others (an id, counters, times) may change and mean no drift. */
+    private static final List<String> RULE_MEANING = List.of("scope", "decision", "status", "resource_type",
+            "resources", "http_targets");
+
+    private static Map<String, Object> meaningOf(Map<String, Object> rule) {
+        Map<String, Object> meaning = new TreeMap<>();
+        RULE_MEANING.stream().filter(rule::containsKey).forEach(field -> meaning.put(field, rule.get(field)));
+        return meaning;
     }
 
     static Set<String> globalAllows(List<Rule> rules) {

@@ -207,8 +207,9 @@ class SbxCliTest {
         assertThat(runner.calls.get(1)).containsExactly("policy", "ls", "--json");
         // HTTP rules count by their targets' hosts; an inactive rule is no active allow.
         assertThat(SbxEgress.globalAllows(rules)).containsExactly("**.npmjs.org", "api.example.com", "pypi.org:443");
-        // Canonical JSON: keys sorted, so a listing that orders fields differently compares equal.
-        assertThat(SbxEgress.ownRules(rules, "box")).containsExactly("{\"decision\":\"deny\",\"id\":\"r4\","
+        // Canonical JSON of what the rule admits (no id): keys sorted, so a listing that orders fields differently
+        // compares equal.
+        assertThat(SbxEgress.ownRules(rules, "box")).containsExactly("{\"decision\":\"deny\","
                 + "\"resource_type\":\"network\",\"resources\":[\"**\"],\"scope\":\"sandbox:box\",\"status\":\"active\"}");
         assertThatThrownBy(() -> cli(SbxReply.ok("{\"policies\":[]}")).policyRules(Optional.empty()))
                 .isInstanceOf(SandboxException.class).hasMessageContaining("policy ls");

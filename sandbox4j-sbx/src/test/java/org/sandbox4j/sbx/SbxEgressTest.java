@@ -96,6 +96,13 @@ class SbxEgressTest {
         String inactive = own.replace("\"active\"", "\"inactive\"");
         assertThat(SbxEgress.drift(plan, recorded, SbxEgress.rules(inactive + "," + global + "]}"), "box"))
                 .get().asString().contains("own rules were changed");
+        // Fields that say nothing about what a rule admits (an id, a counter) may change freely...
+        String recounted = own.replace("\"id\":\"a\",", "\"id\":\"a2\",\"hits\":7,");
+        assertThat(SbxEgress.drift(plan, recorded, SbxEgress.rules(recounted + "," + global + "]}"), "box")).isEmpty();
+        // ...but what it admits may not.
+        String widened = own.replace("[\"pypi.org\"]", "[\"pypi.org\",\"evil.com\"]");
+        assertThat(SbxEgress.drift(plan, recorded, SbxEgress.rules(widened + "," + global + "]}"), "box"))
+                .get().asString().contains("own rules were changed");
         // Another sandbox's rules are not this one's.
         String other = ",{\"id\":\"o\",\"scope\":\"sandbox:other\",\"decision\":\"allow\",\"status\":\"active\","
                 + "\"resource_type\":\"network\",\"resources\":[\"**\"]}";
