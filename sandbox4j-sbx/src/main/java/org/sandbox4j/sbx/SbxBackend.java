@@ -8,16 +8,20 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import org.sandbox4j.core.BackendDeclarations;
@@ -28,6 +32,7 @@ import org.sandbox4j.core.ErrorDetail;
 import org.sandbox4j.core.GuestPaths;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.Json;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
@@ -44,8 +49,9 @@ import org.sandbox4j.core.WorkspaceFiles;
 /**
  * Docker Sandboxes microVMs (one Linux kernel per sandbox) through the {@code sbx} CLI, as
  * pinned in {@code SBX-PROTOCOL.md}. Declares {@link Isolation#MICROVM}, POSIX guests, egress
- * {@link Egress#DENY_ALL} only (a real guest has a NIC whose every connection ends at Docker's
- * host-side proxy, so {@link Egress#CLOSED} is never claimed), EXEC and every file capability.
+ * {@link Egress#DENY_ALL} and {@link Egress#ALLOWLIST} (a real guest has a NIC whose every
+ * connection ends at Docker's host-side proxy, so {@link Egress#CLOSED} is never claimed), EXEC
+ * and every file capability.
  *
  * <h2>Acquire</h2>
  * Every acquire first reads (never writes) the host settings: SSH agent forwarding must be off
@@ -61,6 +67,13 @@ import org.sandbox4j.core.WorkspaceFiles;
  * name get one sandbox: the loser adopts the winner. Acquires of one name are serialised in this
  * JVM.
  *
+ * <h2>Allowlist</h2>
+ * An {@link Egress#ALLOWLIST} sandbox gets {@code sbx policy} rules scoped to it alone
+ * ({@link SbxEgress}): planned before the create against the host's posture and global allows,
+ * set after it, then the create's deny-all lifted; the plan and the rules sbx then lists are
+ * recorded beside the workspace ({@value #EGRESS_SUFFIX}). Before every command and at every warm
+ * acquire they are checked again; drift retires the sandbox. Disposal puts its deny-all back first.
+ *
  * <h2>Retirement</h2>
  * When a timed-out command's process group cannot be killed, the sandbox is retired: a
  * {@value #RETIRED_FILE} file holding its id is written beside its workspace, every handle to that
@@ -73,6 +86,11 @@ public final class SbxBackend implements SandboxBackend {
     static final String AGENT_IMAGE = "(the shell agent's own image)";
     /** Beside each workspace {@code ws-<random>}: {@code ws-<random>}{@value} holds the image it was created from. */
     static final String IMAGE_SUFFIX = ".image";
+    /**
+     * Beside each workspace of an {@link Egress#ALLOWLIST} sandbox: {@code ws-<random>}{@value}
+     * holds its allowlist, its plan and, once opened, its own rules as sbx listed them.
+     */
+    static final String EGRESS_SUFFIX = ".egress";
     /** Marks a retired instance beside its workspaces; holds the instance's id. */
     static final String RETIRED_FILE = "retired";
     /** Each create's private workspace directory is this plus random hex. */
@@ -85,7 +103,7 @@ public final class SbxBackend implements SandboxBackend {
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
                     Capability.FILES_DELETE)
-            .egressModes(Egress.DENY_ALL)
+            .egressModes(Egress.DENY_ALL, Egress.ALLOWLIST)
             .osFamilies(OsFamily.POSIX)
             .build();
 
@@ -137,13 +155,14 @@ public final class SbxBackend implements SandboxBackend {
 
     private SbxSandbox acquireInstance(SandboxKey key, SandboxSpec spec) {
         String mountPoint = mountPointOf(spec.workDir());
-        if (spec.egress() != Egress.DENY_ALL) {
-            throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot enforce the '" + spec.egress().wire()
-                    + "' egress mode: every sbx sandbox is created with --deny-network \"**\", and a guest still has "
-                    + "a network device whose connections end at Docker's host-side proxy (so not '"
-                    + Egress.CLOSED.wire() + "'), and no allowlist is offered yet; ask for '" + Egress.DENY_ALL.wire()
-                    + "'");
-        }
+        Optional<List<String>> allowlist = switch (spec.egress()) {
+            case DENY_ALL -> Optional.empty();
+            case ALLOWLIST -> Optional.of(SbxEgress.hosts(spec.egressAllow()));
+            default -> throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot enforce the '"
+                    + spec.egress().wire() + "' egress mode: a guest has a network device whose connections end at "
+                    + "Docker's host-side proxy; ask for '" + Egress.DENY_ALL.wire() + "' or '"
+                    + Egress.ALLOWLIST.wire() + "'");
+        };
         Optional<String> image = spec.imageId().or(spec::image);
         if (image.isPresent() && image.get().isBlank()) {
             throw new IllegalArgumentException("backend '" + name() + "' passes the spec's imageId, else its image, to "
@@ -165,13 +184,16 @@ public final class SbxBackend implements SandboxBackend {
                 existing = cli.find(sandboxName);
             }
             if (existing.isPresent()) {
-                return warm(existing.get(), template, mountPoint);
+                SbxSandbox warm = warm(existing.get(), template, mountPoint, allowlist);
+                checkEgress(warm);
+                return warm;
             }
-            return create(sandboxName, image, mountPoint, record);
+            return create(sandboxName, image, mountPoint, record, allowlist);
         }
     }
 
-    private SbxSandbox warm(SbxListing listing, String template, String mountPoint) {
+    private SbxSandbox warm(SbxListing listing, String template, String mountPoint,
+            Optional<List<String>> allowlist) {
         Path record = config.workspaceRoot().resolve(listing.name());
         Optional<Path> workspace = listing.workspaces().size() != 1 ? Optional.empty()
                 : Optional.of(Path.of(listing.workspaces().get(0)).toAbsolutePath().normalize());
@@ -190,7 +212,26 @@ public final class SbxBackend implements SandboxBackend {
                     + "asks for " + GuestText.quote(template) + "; a warm sandbox never changes its image: dispose of "
                     + "the key first, or use another kind");
         }
+        Optional<EgressRecord> egress = EgressRecord.read(egressRecord(workspace.get()));
+        Optional<List<String>> made = egress.map(found -> found.plan().hosts());
+        if (!made.equals(allowlist)) {
+            throw new SandboxException("backend '" + name() + "': sandbox " + listing.name() + " was created with "
+                    + made.map(hosts -> "the egress allowlist " + GuestText.quote(String.join(",", hosts)))
+                            .orElse("egress '" + Egress.DENY_ALL.wire() + "'")
+                    + " but this spec asks for " + allowlist.map(hosts -> "the egress allowlist "
+                            + GuestText.quote(String.join(",", hosts))).orElse("egress '" + Egress.DENY_ALL.wire() + "'")
+                    + "; a warm sandbox never changes its egress: dispose of the key first, or use another kind");
+        }
+        if (egress.isPresent() && !egress.get().opened()) {
+            throw new SandboxException("backend '" + name() + "': sandbox " + listing.name() + " has no recorded "
+                    + "rules yet (another process is opening its allowlist, or that failed); acquire again, or "
+                    + "dispose of the key");
+        }
         return new SbxSandbox(this, listing.name(), listing.id(), workspace.get(), mountPoint);
+    }
+
+    private static Path egressRecord(Path workspace) {
+        return workspace.resolveSibling(workspace.getFileName() + EGRESS_SUFFIX);
     }
 
     private static Path imageRecord(Path workspace) {
@@ -206,9 +247,12 @@ public final class SbxBackend implements SandboxBackend {
         }
     }
 
-    private SbxSandbox create(String sandboxName, Optional<String> image, String mountPoint, Path record) {
+    private SbxSandbox create(String sandboxName, Optional<String> image, String mountPoint, Path record,
+            Optional<List<String>> allowlist) {
         String template = image.orElse(AGENT_IMAGE);
-        Path workspace = newWorkspace(record, template);
+        // Planned before the create: a host posture that refuses the allowlist makes no sandbox.
+        Optional<SbxEgress.Plan> plan = allowlist.map(hosts -> plan(sandboxName, hosts));
+        Path workspace = newWorkspace(record, template, plan);
         SbxCli.Created created;
         try {
             created = cli.create(sandboxName, image, config.cpus(), config.memory(), workspace.toString());
@@ -222,7 +266,9 @@ public final class SbxBackend implements SandboxBackend {
             SbxListing winner = cli.find(sandboxName).orElseThrow(() -> new SandboxException("backend '" + name()
                     + "': another process created sandbox " + sandboxName + " at the same moment and it is gone "
                     + "again; acquire again"));
-            return warm(winner, template, mountPoint);
+            SbxSandbox adopted = warm(winner, template, mountPoint, allowlist);
+            checkEgress(adopted);
+            return adopted;
         }
         // The create's output is not the id (no source says so): sbx ls names it, as the reference reads it.
         Optional<String> id = cli.find(sandboxName)
@@ -237,6 +283,10 @@ public final class SbxBackend implements SandboxBackend {
             }
             probe(sandboxName);
             makeMountPoint(sandboxName, mountPoint);
+            if (plan.isPresent()) {
+                List<String> rules = open(sandboxName, plan.get());
+                writeRecord(egressRecord(workspace), new EgressRecord(plan.get(), rules, true).json());
+            }
         } catch (RuntimeException failure) {
             try {
                 if (id.isPresent() ? disposeInstance(sandboxName, id.get()) : cli.find(sandboxName).isEmpty()) {
@@ -253,9 +303,10 @@ public final class SbxBackend implements SandboxBackend {
     private void deleteWorkspace(Path workspace) {
         deleteTree(workspace);
         deleteTree(imageRecord(workspace));
+        deleteTree(egressRecord(workspace));
     }
 
-    private Path newWorkspace(Path record, String template) {
+    private Path newWorkspace(Path record, String template, Optional<SbxEgress.Plan> plan) {
         try {
             Files.createDirectories(config.workspaceRoot());
             if (!Files.isDirectory(record)) {
@@ -270,6 +321,11 @@ public final class SbxBackend implements SandboxBackend {
             Path workspace = Files.createDirectory(record.resolve(WORKSPACE_PREFIX + HexFormat.of().formatHex(random)));
             // Written before the create, so a racing acquire that adopts this sandbox finds it.
             Files.writeString(imageRecord(workspace), template, StandardCharsets.UTF_8);
+            if (plan.isPresent()) {
+                // The allowlist without rules yet: a racing acquire sees what it was made for, and waits.
+                Files.writeString(egressRecord(workspace), new EgressRecord(plan.get(), List.of(), false).json(),
+                        StandardCharsets.UTF_8);
+            }
             return workspace;
         } catch (IOException e) {
             throw new SandboxException("backend '" + name() + "' could not make a workspace under " + record + ": "
@@ -283,6 +339,224 @@ public final class SbxBackend implements SandboxBackend {
         }
         return new java.nio.file.attribute.FileAttribute<?>[] {
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))};
+    }
+
+    // ---------------------------------------------------------------- the allowlist
+
+    /**
+     * The plan for {@code hosts}: refuses a host posture in the way (governance, secrets, an
+     * overlapping global allow) with {@link SbxHostNotConfined} naming the fix. An empty
+     * allowlist admits nothing, which the create's deny-all rule already does: no rules.
+     */
+    private SbxEgress.Plan plan(String sandboxName, List<String> hosts) {
+        if (hosts.isEmpty()) {
+            return new SbxEgress.Plan(hosts, List.of(), List.of(), Set.of());
+        }
+        Optional<String> refusal = cli.postureRefusal(hosts, sandboxName);
+        if (refusal.isPresent()) {
+            throw new SbxHostNotConfined("backend '" + name() + "' cannot give sandbox " + sandboxName + " exactly "
+                    + "its allowlist: " + refusal.get());
+        }
+        try {
+            return SbxEgress.plan(hosts, SbxEgress.globalAllows(cli.policyRules(Optional.empty())));
+        } catch (SbxEgress.Refused refused) {
+            throw new SbxHostNotConfined("backend '" + name() + "' cannot give sandbox " + sandboxName + " exactly "
+                    + "its allowlist: " + refused.getMessage());
+        }
+    }
+
+    /**
+     * Sets the plan's rules on a new sandbox, then lifts the create's deny-all (which beat them
+     * until then), and returns the sandbox's own rules as sbx lists them afterwards. Rules an
+     * earlier sandbox of this name left are removed first; the result must be exactly the plan.
+     */
+    private List<String> open(String sandboxName, SbxEgress.Plan plan) {
+        if (plan.hosts().isEmpty()) {
+            return SbxEgress.ownRules(cli.policyRules(Optional.of(sandboxName)), sandboxName);
+        }
+        TreeSet<String> stale = new TreeSet<>();
+        for (SbxEgress.Rule rule : cli.policyRules(Optional.of(sandboxName))) {
+            if (rule.ownedBy(sandboxName)) {
+                rule.resources().stream().filter(resource -> !resource.equals(SbxEgress.EVERY_HOST)).forEach(stale::add);
+            }
+        }
+        try {
+            stale.forEach(SbxEgress::plain);
+        } catch (SbxEgress.Refused refused) {
+            throw new SbxHostNotConfined("backend '" + name() + "': sandbox " + sandboxName + " has rules left by an "
+                    + "earlier sandbox of its name: " + refused.getMessage());
+        }
+        for (String resource : stale) {
+            cli.removeRule(sandboxName, resource);
+        }
+        if (!plan.denies().isEmpty()) {
+            cli.deny(sandboxName, plan.denies());
+        }
+        cli.allow(sandboxName, plan.allows());
+        cli.removeRule(sandboxName, SbxEgress.EVERY_HOST);
+        List<SbxEgress.Rule> now = cli.policyRules(Optional.of(sandboxName));
+        TreeSet<String> allowed = new TreeSet<>();
+        TreeSet<String> denied = new TreeSet<>();
+        for (SbxEgress.Rule rule : now) {
+            if (rule.ownedBy(sandboxName)) {
+                (rule.decision().equals("deny") ? denied : allowed).addAll(rule.resources());
+                if (!rule.status().equals("active")) {
+                    allowed.add("(an inactive rule)");
+                }
+            }
+        }
+        if (!allowed.equals(new TreeSet<>(plan.allows())) || !denied.equals(new TreeSet<>(plan.denies()))) {
+            throw new SbxHostNotConfined("backend '" + name() + "': after setting the allowlist of sandbox "
+                    + sandboxName + ", sbx lists its own rules as allowing " + GuestText.quote(allowed.toString())
+                    + " and denying " + GuestText.quote(denied.toString()) + ", not the plan's "
+                    + GuestText.quote(plan.allows().toString()) + " and " + GuestText.quote(plan.denies().toString())
+                    + "; another process changed them: acquire again");
+        }
+        return SbxEgress.ownRules(now, sandboxName);
+    }
+
+    /**
+     * Before every command of an allowlist sandbox (and at every warm acquire): its own rules are
+     * the ones recorded when it opened, no global allow beyond them was added, and governance and
+     * stored secrets still leave it exact. Otherwise the sandbox is retired and the call refused.
+     */
+    void checkEgress(SbxSandbox sandbox) {
+        Optional<EgressRecord> egress = EgressRecord.read(egressRecord(sandbox.workspace()));
+        if (egress.isEmpty() && !Files.exists(egressRecord(sandbox.workspace()), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Optional<String> reason;
+        if (egress.isEmpty() || !egress.get().opened()) {
+            reason = Optional.of("its egress record beside the workspace is unreadable or incomplete");
+        } else if (egress.get().plan().hosts().isEmpty()) {
+            return;
+        } else {
+            SbxEgress.Plan plan = egress.get().plan();
+            reason = SbxEgress.drift(plan, egress.get().rules(), cli.policyRules(Optional.of(sandbox.sandboxName())),
+                    sandbox.sandboxName()).or(() -> cli.postureRefusal(plan.hosts(), sandbox.sandboxName()));
+        }
+        if (reason.isPresent()) {
+            retire(sandbox);
+            throw new SbxHostNotConfined("backend '" + name() + "': sandbox " + sandbox.sandboxName() + " may reach "
+                    + "more than its allowlist: " + reason.get() + "; it is retired, and the next acquire replaces "
+                    + "it");
+        }
+    }
+
+    /**
+     * Before an allowlist sandbox is removed: its deny-all again (so nothing it ran can widen in
+     * between), then every other rule of its own removed. The deny-all stays: a sandbox another
+     * process creates under the name at once gets a deny-all of its own, never one lifted by us.
+     * Best effort: a failure is logged, and the removal goes on.
+     */
+    private void sealRules(String sandboxName) {
+        try {
+            List<SbxEgress.Rule> own = cli.policyRules(Optional.of(sandboxName)).stream()
+                    .filter(rule -> rule.ownedBy(sandboxName)).toList();
+            boolean sealed = own.stream().anyMatch(rule -> rule.decision().equals("deny")
+                    && rule.status().equals("active") && rule.resources().contains(SbxEgress.EVERY_HOST));
+            if (!sealed) {
+                cli.deny(sandboxName, List.of(SbxEgress.EVERY_HOST));
+            }
+            TreeSet<String> others = new TreeSet<>();
+            own.forEach(rule -> others.addAll(rule.resources()));
+            others.remove(SbxEgress.EVERY_HOST);
+            for (String resource : others) {
+                cli.removeRule(sandboxName, SbxEgress.plain(resource));
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': could not remove the policy rules of sandbox "
+                    + sandboxName + " (its name's rules stay in sbx policy ls): " + ErrorDetail.of(e));
+        }
+    }
+
+    /** Whether any workspace of {@code sandboxName} was made for an allowlist. */
+    private boolean madeForAnAllowlist(String sandboxName) {
+        Path record = config.workspaceRoot().resolve(sandboxName);
+        if (!Files.isDirectory(record, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(record, "*" + EGRESS_SUFFIX)) {
+            return entries.iterator().hasNext();
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    private void writeRecord(Path file, String content) {
+        Path part = file.resolveSibling(file.getFileName() + ".part");
+        try {
+            Files.writeString(part, content, StandardCharsets.UTF_8);
+            Files.move(part, file, StandardCopyOption.REPLACE_EXISTING,
+                    StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name() + "' could not write " + file + ": " + ErrorDetail.of(e)
+                    + "; make the workspace root writable", e);
+        }
+    }
+
+    /**
+     * The host-side record of an allowlist sandbox (outside its workspace: the guest never writes it).
+     *
+     * @param plan   the allowlist and the rules planned for it
+     * @param rules  its own rules as sbx listed them once opened (canonical JSON, sorted)
+     * @param opened whether the rules were set
+     */
+    record EgressRecord(SbxEgress.Plan plan, List<String> rules, boolean opened) {
+
+        EgressRecord {
+            rules = List.copyOf(rules);
+        }
+
+        String json() {
+            return "{\"hosts\":" + array(plan.hosts()) + ",\"allows\":" + array(plan.allows()) + ",\"denies\":"
+                    + array(plan.denies()) + ",\"globals\":" + array(new TreeSet<>(plan.globals())) + ",\"rules\":"
+                    + array(rules) + ",\"opened\":" + opened + "}";
+        }
+
+        private static String array(Collection<String> items) {
+            StringBuilder out = new StringBuilder("[");
+            for (String item : items) {
+                out.append(out.length() > 1 ? "," : "").append(Json.quote(item));
+            }
+            return out.append(']').toString();
+        }
+
+        /** The record, or empty when it is absent or unreadable. */
+        static Optional<EgressRecord> read(Path file) {
+            String text;
+            try {
+                text = Files.readString(file, StandardCharsets.UTF_8);
+            } catch (IOException absent) {
+                return Optional.empty();
+            }
+            try {
+                Map<String, Object> fields = Json.parseObject(text);
+                Object opened = fields.get("opened");
+                if (!(opened instanceof Boolean done)) {
+                    return Optional.empty();
+                }
+                return Optional.of(new EgressRecord(new SbxEgress.Plan(strings(fields, "hosts"),
+                        strings(fields, "allows"), strings(fields, "denies"),
+                        new HashSet<>(strings(fields, "globals"))), strings(fields, "rules"), done));
+            } catch (IllegalArgumentException malformed) {
+                return Optional.empty();
+            }
+        }
+
+        private static List<String> strings(Map<String, Object> fields, String field) {
+            if (!(fields.get(field) instanceof List<?> items)) {
+                throw new IllegalArgumentException(field);
+            }
+            List<String> out = new ArrayList<>();
+            for (Object item : items) {
+                if (!(item instanceof String text)) {
+                    throw new IllegalArgumentException(field);
+                }
+                out.add(text);
+            }
+            return out;
+        }
     }
 
     /** Reads the two host-wide settings; never writes them. */
@@ -445,6 +719,9 @@ public final class SbxBackend implements SandboxBackend {
             for (String candidate : candidates) {
                 try {
                     boolean[] gone = {false};
+                    if (madeForAnAllowlist(candidate)) {
+                        sealRules(candidate);
+                    }
                     // Known before the removal, so an exec it ends says so at once (SandboxDisposed).
                     disposals.removing(candidate, () -> gone[0] = cli.rm(candidate));
                     if (gone[0]) {
@@ -480,6 +757,9 @@ public final class SbxBackend implements SandboxBackend {
         }
         if (!listing.get().id().equals(id)) {
             return false;
+        }
+        if (madeForAnAllowlist(sandboxName)) {
+            sealRules(sandboxName);
         }
         disposals.removing(sandboxName, () -> cli.rm(sandboxName));
         return true;

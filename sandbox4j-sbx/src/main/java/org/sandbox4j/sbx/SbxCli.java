@@ -199,6 +199,85 @@ final class SbxCli {
         return args;
     }
 
+    // ---------------------------------------------------------------- sbx policy and sbx secret
+
+    /** What {@code sbx policy deny network --protocol} is given: every protocol a rule can name. */
+    static final String DENY_PROTOCOLS = "tcp,udp";
+    /** The name {@code sbx policy check} is asked about when the allowlist is empty. */
+    static final String PROBE_HOST = "example.invalid";
+
+    /**
+     * {@code sbx policy ls [NAME] --json}: every rule, or (with a name) the global rules and the
+     * sandbox's own.
+     */
+    List<SbxEgress.Rule> policyRules(Optional<String> sandbox) {
+        List<String> args = new ArrayList<>(List.of("policy", "ls"));
+        sandbox.ifPresent(args::add);
+        args.add("--json");
+        SbxReply reply = checked(args, "policy ls");
+        try {
+            return SbxEgress.rules(reply.stdout());
+        } catch (Json.Malformed | SbxEgress.Unreadable malformed) {
+            throw unreadable("policy ls", malformed);
+        }
+    }
+
+    /**
+     * {@code sbx policy check network --json HOST}: whether organization governance is active. A
+     * verdict is {@code {"allowed": bool, "governance": {"active": bool}}}, exit 0 when allowed and
+     * 1 when denied; anything else is refused, never read as "not governed".
+     */
+    boolean governed(String host) {
+        SbxReply reply = runner.run(List.of("policy", "check", "network", "--json", host), timeout);
+        String line = classify(reply, "policy check");
+        Map<String, Object> verdict;
+        try {
+            verdict = Json.parseObject(reply.stdout());
+        } catch (Json.Malformed malformed) {
+            throw failed("policy check", reply, line);
+        }
+        Object allowed = verdict.get("allowed");
+        if (!(allowed instanceof Boolean answer) || reply.exitCode() != (answer ? 0 : 1)) {
+            throw failed("policy check", reply, line);
+        }
+        Object active = verdict.get("governance") instanceof Map<?, ?> governance ? governance.get("active") : null;
+        if (!(active instanceof Boolean governed)) {
+            throw new SandboxException("backend '" + backendName + "': sbx policy check --json did not say whether "
+                    + "organization governance is active, so whether this host's rules apply cannot be told; check "
+                    + "the sbx version (tested with v0.45.1)");
+        }
+        return governed;
+    }
+
+    /** Governance ({@link #governed}) and {@code sbx secret ls --json} read against the allowlist. */
+    Optional<String> postureRefusal(List<String> hosts, String sandbox) {
+        boolean governed = governed(hosts.isEmpty() ? PROBE_HOST : hosts.get(0).replaceFirst("^\\*\\.", ""));
+        SbxReply secrets = checked(List.of("secret", "ls", "--json"), "secret ls");
+        try {
+            return SbxEgress.postureRefusal(hosts, secrets.stdout(), sandbox, governed);
+        } catch (Json.Malformed | SbxEgress.Unreadable malformed) {
+            throw unreadable("secret ls", malformed);
+        }
+    }
+
+    /** {@code sbx policy allow network --sandbox NAME R1,R2,...}. */
+    void allow(String sandbox, List<String> resources) {
+        checked(List.of("policy", "allow", "network", "--sandbox", sandbox, String.join(",", resources)),
+                "policy allow");
+    }
+
+    /** {@code sbx policy deny network --sandbox NAME --protocol tcp,udp R1,R2,...}. */
+    void deny(String sandbox, List<String> resources) {
+        checked(List.of("policy", "deny", "network", "--sandbox", sandbox, "--protocol", DENY_PROTOCOLS,
+                String.join(",", resources)), "policy deny");
+    }
+
+    /** {@code sbx policy rm network --sandbox NAME --resource R --force}. */
+    void removeRule(String sandbox, String resource) {
+        checked(List.of("policy", "rm", "network", "--sandbox", sandbox, "--resource", resource, "--force"),
+                "policy rm");
+    }
+
     // ---------------------------------------------------------------- errors
 
     private SbxReply checked(List<String> args, String what) {

@@ -105,6 +105,8 @@ final class SbxSandbox implements Sandbox {
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(options, "options");
         requireLive();
+        // Every guest program can use the network: an allowlist sandbox's rules are checked first.
+        backend.checkEgress(this);
         List<String> argv = command instanceof Command.Argv words ? words.words()
                 : List.of("sh", "-c", ((Command.Shell) command).line());
         long start = System.nanoTime();

@@ -58,6 +58,39 @@ final class FakeSbx implements SbxRunner {
     /** How many of the next streamed execs find their own bind refused (a template without user namespaces). */
     volatile int unboundExecs;
     volatile Consumer<String> onRm = name -> { };
+    /** {@code sbx policy} rules, as {@code sbx policy ls --json} lists them (the reference's shape). */
+    final List<Rule> rules = Collections.synchronizedList(new ArrayList<>());
+    volatile boolean governed;
+    volatile String secrets = "{\"secrets\":[],\"custom_secrets\":[],\"env_only_count\":0}";
+    private int ruleIds;
+
+    /** One rule: {@code resources} may change as {@code policy rm} takes resources out. */
+    static final class Rule {
+        final String id;
+        final String scope;
+        final String decision;
+        volatile String status = "active";
+        final List<String> resources;
+
+        Rule(String id, String scope, String decision, List<String> resources) {
+            this.id = id;
+            this.scope = scope;
+            this.decision = decision;
+            this.resources = new ArrayList<>(resources);
+        }
+    }
+
+    synchronized void addRule(String scope, String decision, String... resources) {
+        rules.add(new Rule("rule-" + (++ruleIds), scope, decision, List.of(resources)));
+    }
+
+    /** The resources of {@code scope}'s rules with {@code decision}. */
+    List<String> resources(String scope, String decision) {
+        synchronized (rules) {
+            return rules.stream().filter(rule -> rule.scope.equals(scope) && rule.decision.equals(decision))
+                    .flatMap(rule -> rule.resources.stream()).sorted().toList();
+        }
+    }
     volatile Consumer<List<String>> onCreate = args -> { };
     private int ids;
 
@@ -106,6 +139,11 @@ final class FakeSbx implements SbxRunner {
                         : SbxReply.error("sandbox " + args.get(2) + " not found");
             case "exec":
                 return exec(args);
+            case "policy":
+                return policy(args);
+            case "secret":
+                return args.equals(List.of("secret", "ls", "--json")) ? SbxReply.ok(secrets + "\n")
+                        : SbxReply.error("unknown secret command");
             default:
                 return SbxReply.error("unknown command " + args.get(0));
         }
@@ -123,8 +161,66 @@ final class FakeSbx implements SbxRunner {
         String id = "id-" + (++ids);
         int template = args.indexOf("--template");
         boxes.put(name, new Box(id, name, template < 0 ? null : args.get(template + 1), args.get(args.size() - 1)));
+        int deny = args.indexOf("--deny-network");
+        if (deny >= 0) {
+            addRule("sandbox:" + name, "deny", args.get(deny + 1));
+        }
         // With --quiet, nothing; the id is never printed (the backend reads it from ls).
         return SbxReply.ok("");
+    }
+
+    private synchronized SbxReply policy(List<String> args) {
+        String verb = args.get(1);
+        switch (verb) {
+            case "ls": {
+                String only = args.size() == 4 ? "sandbox:" + args.get(2) : null;
+                StringBuilder json = new StringBuilder("{\"rules\":[");
+                boolean first = true;
+                synchronized (rules) {
+                    for (Rule rule : rules) {
+                        if (only != null && !rule.scope.equals("global") && !rule.scope.equals(only)) {
+                            continue;
+                        }
+                        json.append(first ? "" : ",").append("{\"id\":\"").append(rule.id).append("\",\"scope\":\"")
+                                .append(rule.scope).append("\",\"decision\":\"").append(rule.decision)
+                                .append("\",\"status\":\"").append(governed ? "inactive" : rule.status)
+                                .append("\",\"resource_type\":\"network\",\"resources\":[");
+                        for (int i = 0; i < rule.resources.size(); i++) {
+                            json.append(i == 0 ? "" : ",").append('"').append(rule.resources.get(i)).append('"');
+                        }
+                        json.append("]}");
+                        first = false;
+                    }
+                }
+                return SbxReply.ok(json.append("]}\n").toString());
+            }
+            case "allow":
+            case "deny": {
+                int sandbox = args.indexOf("--sandbox");
+                String scope = sandbox < 0 ? "global" : "sandbox:" + args.get(sandbox + 1);
+                addRule(scope, verb, args.get(args.size() - 1).split(","));
+                return SbxReply.ok("");
+            }
+            case "rm": {
+                String scope = "sandbox:" + args.get(args.indexOf("--sandbox") + 1);
+                String resource = args.get(args.indexOf("--resource") + 1);
+                boolean found = false;
+                synchronized (rules) {
+                    for (Rule rule : rules) {
+                        if (rule.scope.equals(scope)) {
+                            found |= rule.resources.remove(resource);
+                        }
+                    }
+                    rules.removeIf(rule -> rule.resources.isEmpty());
+                }
+                return found ? SbxReply.ok("") : SbxReply.error("no rule for " + resource);
+            }
+            case "check":
+                return new SbxReply(1, "{\"allowed\":false,\"governance\":{\"active\":" + governed + "}}\n", "",
+                        false);
+            default:
+                return SbxReply.error("unknown policy command " + verb);
+        }
     }
 
     /** Adds a sandbox as another process would have made it. */

@@ -59,11 +59,11 @@ class SbxBackendTest {
     }
 
     @Test
-    void declaresAMicroVmWithDenyAllEgressAndTheFileCapabilities() {
+    void declaresAMicroVmWithDenyAllAndAllowlistEgressAndTheFileCapabilities() {
         var declarations = backend().declarations();
         assertThat(declarations.isolation()).isEqualTo(Isolation.MICROVM);
         // A real guest has a NIC whose connections end at Docker's proxy: never CLOSED.
-        assertThat(declarations.egressModes()).containsExactly(Egress.DENY_ALL);
+        assertThat(declarations.egressModes()).containsExactlyInAnyOrder(Egress.DENY_ALL, Egress.ALLOWLIST);
         assertThat(declarations.osFamilies()).containsExactly(OsFamily.POSIX);
         assertThat(declarations.capabilities()).containsExactlyInAnyOrder(Capability.EXEC, Capability.FILES_IN,
                 Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE);
@@ -205,15 +205,12 @@ class SbxBackendTest {
     }
 
     @Test
-    void onlyDenyAllEgressAndAWorkDirWithAParentOtherThanRoot() {
+    void onlyDenyAllOrAllowlistEgressAndAWorkDirWithAParentOtherThanRoot() {
         SbxBackend backend = backend();
-        for (Egress refused : List.of(Egress.CLOSED, Egress.UNRESTRICTED, Egress.ALLOWLIST)) {
-            SandboxSpec.Builder asked = SandboxSpec.builder("kind").egress(refused);
-            if (refused == Egress.ALLOWLIST) {
-                asked.egressAllow("example.com");
-            }
-            assertThatThrownBy(() -> backend.acquire(KEY, asked.build())).as(refused.wire())
-                    .isInstanceOf(SandboxEgressNotEnforced.class).hasMessageContaining(Egress.DENY_ALL.wire());
+        for (Egress refused : List.of(Egress.CLOSED, Egress.UNRESTRICTED)) {
+            assertThatThrownBy(() -> backend.acquire(KEY, SandboxSpec.builder("kind").egress(refused).build()))
+                    .as(refused.wire()).isInstanceOf(SandboxEgressNotEnforced.class)
+                    .hasMessageContaining(Egress.DENY_ALL.wire()).hasMessageContaining(Egress.ALLOWLIST.wire());
         }
         assertThatThrownBy(() -> backend.acquire(KEY, spec("kind").workDir("/work").build()))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -546,5 +543,157 @@ class SbxBackendTest {
         } finally {
             System.setProperty("os.name", os);
         }
+    }
+
+    // ---------------------------------------------------------------- the allowlist
+
+    private static SandboxSpec allowlist(String... hosts) {
+        return SandboxSpec.builder("kind").egress(Egress.ALLOWLIST).egressAllow(hosts).build();
+    }
+
+    private static ExecResult run(Sandbox sandbox) {
+        return sandbox.exec(Command.argv("true"), ExecOptions.in(MOUNT, TIMEOUT));
+    }
+
+    @Test
+    void anAllowlistGetsRulesOfItsOwnDenyingEveryDisjointGlobalAllowAndWidensNoOtherSandbox() {
+        fake.addRule("global", "allow", "npmjs.org", "pypi.org:443");
+        SbxBackend backend = backend();
+        String name = name(backend);
+        backend.acquire(KEY, allowlist("pypi.org", "*.docs.io"));
+        List<List<String>> policy = fake.callsOf("policy");
+        assertThat(policy).containsSubsequence(
+                List.of("policy", "check", "network", "--json", "docs.io"),
+                List.of("policy", "ls", "--json"),
+                List.of("policy", "ls", name, "--json"),
+                List.of("policy", "deny", "network", "--sandbox", name, "--protocol", "tcp,udp", "npmjs.org,docs.io"),
+                List.of("policy", "allow", "network", "--sandbox", name, "**.docs.io,pypi.org"),
+                List.of("policy", "rm", "network", "--sandbox", name, "--resource", "**", "--force"),
+                List.of("policy", "ls", name, "--json"));
+        assertThat(fake.calls).containsSubsequence(List.of("secret", "ls", "--json"), fake.callsOf("create").get(0),
+                List.of("policy", "allow", "network", "--sandbox", name, "**.docs.io,pypi.org"));
+        // Planned before the create; the create's deny-all lifted only once the plan's rules are set.
+        assertThat(fake.resources("sandbox:" + name, "allow")).containsExactly("**.docs.io", "pypi.org");
+        assertThat(fake.resources("sandbox:" + name, "deny")).containsExactly("docs.io", "npmjs.org");
+        // No global rule is touched, and a deny-all sandbox beside it keeps its own deny-all.
+        backend.acquire(KEY, spec("other").build());
+        assertThat(fake.resources("global", "allow")).containsExactly("npmjs.org", "pypi.org:443");
+        assertThat(fake.resources("sandbox:" + backend.sandboxName(KEY, "other"), "deny")).containsExactly("**");
+        assertThat(fake.resources("sandbox:" + backend.sandboxName(KEY, "other"), "allow")).isEmpty();
+    }
+
+    @Test
+    void theAllowlistIsRecordedBesideTheWorkspaceAndAWarmAcquireNeverChangesIt() throws Exception {
+        SbxBackend backend = backend();
+        String name = name(backend);
+        Sandbox first = backend.acquire(KEY, allowlist("pypi.org"));
+        try (var records = Files.list(root.resolve(name))) {
+            Path record = records.filter(path -> path.toString().endsWith(SbxBackend.EGRESS_SUFFIX)).findFirst()
+                    .orElseThrow();
+            assertThat(Files.readString(record)).contains("\"hosts\":[\"pypi.org\"]").contains("\"opened\":true");
+        }
+        fake.clearCalls();
+        Sandbox again = backend.acquire(KEY, allowlist("PYPI.org"));
+        assertThat(again.toString()).isNotNull();
+        assertThat(fake.callsOf("create")).isEmpty();
+        // The warm acquire checked for drift.
+        assertThat(fake.callsOf("policy")).contains(List.of("policy", "ls", name, "--json"));
+        assertThatThrownBy(() -> backend.acquire(KEY, allowlist("npmjs.org"))).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("never changes its egress");
+        assertThatThrownBy(() -> backend.acquire(KEY, SPEC)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("never changes its egress");
+        assertThat(run(first).exitCode()).isZero();
+    }
+
+    @Test
+    void aDenyAllSandboxIsNeverReusedForAnAllowlist() {
+        SbxBackend backend = backend();
+        backend.acquire(KEY, SPEC);
+        assertThatThrownBy(() -> backend.acquire(KEY, allowlist("pypi.org"))).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("never changes its egress");
+        assertThat(fake.callsOf("policy")).isEmpty();
+    }
+
+    @Test
+    void aHostPostureThatMakesTheAllowlistInexactIsRefusedBeforeAnySandboxIsMade() {
+        fake.addRule("global", "allow", "**.github.com");
+        assertThatThrownBy(() -> backend().acquire(KEY, allowlist("api.github.com")))
+                .isInstanceOf(SbxHostNotConfined.class).hasMessageContaining("'**.github.com'")
+                .hasMessageContaining("narrow or remove the global rule");
+        fake.rules.clear();
+        fake.governed = true;
+        assertThatThrownBy(() -> backend().acquire(KEY, allowlist("pypi.org")))
+                .isInstanceOf(SbxHostNotConfined.class).hasMessageContaining("governance");
+        fake.governed = false;
+        fake.secrets = "{\"secrets\":[{\"name\":\"github\",\"scope\":\"global\"}],\"env_only_count\":0}";
+        assertThatThrownBy(() -> backend().acquire(KEY, allowlist("pypi.org")))
+                .isInstanceOf(SbxHostNotConfined.class).hasMessageContaining("sbx secret rm");
+        assertThatThrownBy(() -> backend().acquire(KEY, allowlist("pypi.org:443")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(fake.callsOf("create")).isEmpty();
+        assertThat(fake.boxes).isEmpty();
+    }
+
+    @Test
+    void aGlobalAllowAddedLaterRetiresTheSandboxBeforeItsNextCommand() {
+        SbxBackend backend = backend();
+        String name = name(backend);
+        Sandbox sandbox = backend.acquire(KEY, allowlist("pypi.org"));
+        assertThat(run(sandbox).exitCode()).isZero();
+        fake.addRule("global", "allow", "evil.com");
+        int streamed = fake.callsOf("exec").size();
+        assertThatThrownBy(() -> run(sandbox)).isInstanceOf(SbxHostNotConfined.class)
+                .hasMessageContaining("'evil.com'").hasMessageContaining("retired");
+        // Refused before the command was sent.
+        assertThat(fake.callsOf("exec")).hasSize(streamed);
+        String id = fake.boxes.get(name).id;
+        assertThat(backend.isRetired(name, id)).isTrue();
+        // The next acquire replaces it, and the replacement denies the new global allow.
+        backend.acquire(KEY, allowlist("pypi.org"));
+        assertThat(fake.boxes.get(name).id).isNotEqualTo(id);
+        assertThat(fake.resources("sandbox:" + name, "deny")).containsExactly("evil.com");
+    }
+
+    @Test
+    void aChangeToTheSandboxsOwnRulesRetiresItBeforeItsNextCommand() {
+        SbxBackend backend = backend();
+        String name = name(backend);
+        Sandbox sandbox = backend.acquire(KEY, allowlist("pypi.org"));
+        fake.addRule("sandbox:" + name, "allow", "extra.example.com");
+        assertThatThrownBy(() -> run(sandbox)).isInstanceOf(SbxHostNotConfined.class)
+                .hasMessageContaining("own rules were changed");
+        fake.secrets = "{\"env_only_count\":1}";
+        assertThatThrownBy(() -> run(sandbox)).isInstanceOf(SandboxException.class).hasMessageContaining("retired");
+    }
+
+    @Test
+    void disposalSealsTheSandboxThenRemovesItsOtherRulesAndLeavesEveryOtherRule() {
+        fake.addRule("global", "allow", "npmjs.org");
+        SbxBackend backend = backend();
+        String name = name(backend);
+        backend.acquire(KEY, allowlist("pypi.org"));
+        backend.acquire(KEY, spec("other").build());
+        fake.clearCalls();
+        backend.dispose(KEY);
+        assertThat(fake.resources("sandbox:" + name, "allow")).isEmpty();
+        // The deny-all stays, so a sandbox another process makes under the name at once is never widened.
+        assertThat(fake.resources("sandbox:" + name, "deny")).containsExactly("**");
+        assertThat(fake.resources("global", "allow")).containsExactly("npmjs.org");
+        assertThat(fake.calls).containsSubsequence(
+                List.of("policy", "deny", "network", "--sandbox", name, "--protocol", "tcp,udp", "**"),
+                List.of("policy", "rm", "network", "--sandbox", name, "--resource", "npmjs.org", "--force"),
+                List.of("rm", "--force", name));
+        // The deny-all sandbox's disposal issues no policy command.
+        assertThat(fake.callsOf("policy")).allMatch(args -> args.contains(name));
+    }
+
+    @Test
+    void rulesAnEarlierSandboxOfTheNameLeftAreRemovedBeforeTheAllowlistOpens() {
+        SbxBackend backend = backend();
+        String name = name(backend);
+        fake.addRule("sandbox:" + name, "allow", "stale.example.com");
+        backend.acquire(KEY, allowlist("pypi.org"));
+        assertThat(fake.resources("sandbox:" + name, "allow")).containsExactly("pypi.org");
+        assertThat(fake.resources("sandbox:" + name, "deny")).isEmpty();
     }
 }

@@ -184,4 +184,92 @@ class SbxCliTest {
         assertThatThrownBy(() -> SbxConfig.builder().execCleanupTimeout(Duration.ZERO).build())
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    // ---------------------------------------------------------------- sbx policy and sbx secret
+
+    /** The rule shape the reference reads from {@code sbx policy ls [NAME] --json}. */
+    static final String POLICY_SAMPLE = "{\"rules\":[{\"id\":\"r1\",\"scope\":\"global\",\"decision\":\"allow\","
+            + "\"status\":\"active\",\"resource_type\":\"network\",\"resources\":[\"pypi.org:443\",\"**.npmjs.org\"]},"
+            + "{\"id\":\"r2\",\"scope\":\"global\",\"decision\":\"allow\",\"status\":\"active\","
+            + "\"resource_type\":\"http\",\"http_targets\":[{\"host\":\"api.example.com\",\"methods\":[\"GET\"]}]},"
+            + "{\"id\":\"r3\",\"scope\":\"global\",\"decision\":\"allow\",\"status\":\"inactive\","
+            + "\"resource_type\":\"network\",\"resources\":[\"old.example.com\"]},"
+            + "{\"resources\":[\"**\"],\"id\":\"r4\",\"scope\":\"sandbox:box\",\"decision\":\"deny\","
+            + "\"status\":\"active\",\"resource_type\":\"network\"}]}";
+
+    @Test
+    void policyLsJsonIsReadAsRulesWithEveryActiveGlobalAllowAndTheSandboxsOwn() {
+        Canned runner = new Canned(SbxReply.ok(POLICY_SAMPLE));
+        SbxCli cli = new SbxCli(runner, "sbx", Duration.ofSeconds(5));
+        List<SbxEgress.Rule> rules = cli.policyRules(Optional.of("box"));
+        assertThat(runner.calls).containsExactly(List.of("policy", "ls", "box", "--json"));
+        cli.policyRules(Optional.empty());
+        assertThat(runner.calls.get(1)).containsExactly("policy", "ls", "--json");
+        // HTTP rules count by their targets' hosts; an inactive rule is no active allow.
+        assertThat(SbxEgress.globalAllows(rules)).containsExactly("**.npmjs.org", "api.example.com", "pypi.org:443");
+        // Canonical JSON of what the rule admits (no id): keys sorted, so a listing that orders fields differently
+        // compares equal.
+        assertThat(SbxEgress.ownRules(rules, "box")).containsExactly("{\"decision\":\"deny\","
+                + "\"resource_type\":\"network\",\"resources\":[\"**\"],\"scope\":\"sandbox:box\",\"status\":\"active\"}");
+        assertThatThrownBy(() -> cli(SbxReply.ok("{\"policies\":[]}")).policyRules(Optional.empty()))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("policy ls");
+        assertThatThrownBy(() -> cli(SbxReply.ok("{\"rules\":[{\"scope\":\"global\"}]}")).policyRules(Optional.empty()))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("decision");
+    }
+
+    @Test
+    void theRuleCommandsArePinned() {
+        Canned runner = new Canned(SbxReply.ok(""));
+        SbxCli cli = new SbxCli(runner, "sbx", Duration.ofSeconds(5));
+        cli.allow("box", List.of("pypi.org", "**.docs.io"));
+        cli.deny("box", List.of("npmjs.org", "docs.io"));
+        cli.removeRule("box", "**");
+        assertThat(runner.calls).containsExactly(
+                List.of("policy", "allow", "network", "--sandbox", "box", "pypi.org,**.docs.io"),
+                List.of("policy", "deny", "network", "--sandbox", "box", "--protocol", "tcp,udp", "npmjs.org,docs.io"),
+                List.of("policy", "rm", "network", "--sandbox", "box", "--resource", "**", "--force"));
+    }
+
+    @Test
+    void policyCheckSaysWhetherGovernanceIsActiveAndNothingElseIsReadAsAnAnswer() {
+        Canned runner = new Canned(new SbxReply(1, "{\"allowed\":false,\"governance\":{\"active\":true}}", "", false));
+        SbxCli cli = new SbxCli(runner, "sbx", Duration.ofSeconds(5));
+        assertThat(cli.governed("pypi.org")).isTrue();
+        assertThat(runner.calls).containsExactly(List.of("policy", "check", "network", "--json", "pypi.org"));
+        runner.reply = SbxReply.ok("{\"allowed\":true,\"governance\":{\"active\":false}}");
+        assertThat(cli.governed("pypi.org")).isFalse();
+        // A denial exits 1; an "allowed" verdict with exit 1, or no verdict, is no answer.
+        runner.reply = new SbxReply(1, "{\"allowed\":true,\"governance\":{\"active\":false}}", "", false);
+        assertThatThrownBy(() -> cli.governed("x.io")).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("policy check");
+        runner.reply = new SbxReply(2, "", "ERROR: unknown command \"check\"\n", false);
+        assertThatThrownBy(() -> cli.governed("x.io")).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("policy check");
+        runner.reply = SbxReply.ok("{\"allowed\":true}");
+        assertThatThrownBy(() -> cli.governed("x.io")).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("governance");
+    }
+
+    @Test
+    void secretLsJsonRefusesEveryStoredSecretThatCouldReachTheAllowlist() {
+        List<String> hosts = List.of("pypi.org");
+        String none = "{\"secrets\":[],\"custom_secrets\":[],\"env_only_count\":0}";
+        assertThat(SbxEgress.postureRefusal(hosts, none, "box", false)).isEmpty();
+        assertThat(SbxEgress.postureRefusal(hosts, none, "box", true)).get().asString().contains("governance");
+        assertThat(SbxEgress.postureRefusal(hosts, "{\"secrets\":[{\"name\":\"github\",\"scope\":\"global\"}]}",
+                "box", false)).get().asString().contains("'github'").contains("sbx secret rm");
+        assertThat(SbxEgress.postureRefusal(hosts, "{\"secrets\":[{\"name\":\"github\",\"scope\":\"sandbox:box\"}]}",
+                "box", false)).isPresent();
+        // Scoped to another sandbox: it cannot reach this one.
+        assertThat(SbxEgress.postureRefusal(hosts, "{\"secrets\":[{\"name\":\"github\",\"scope\":\"sandbox:other\"}]}",
+                "box", false)).isEmpty();
+        assertThat(SbxEgress.postureRefusal(hosts, "{\"env_only_count\":2}", "box", false)).get().asString()
+                .contains("environment");
+        assertThat(SbxEgress.postureRefusal(hosts, "{\"custom_secrets\":[{\"env\":\"TOKEN\",\"scope\":\"global\","
+                + "\"targets\":[\"**.pypi.org\"]}]}", "box", false)).get().asString().contains("'TOKEN'");
+        assertThat(SbxEgress.postureRefusal(hosts, "{\"custom_secrets\":[{\"env\":\"TOKEN\",\"scope\":\"global\","
+                + "\"targets\":[\"api.other.com\"]}]}", "box", false)).isEmpty();
+        SbxCli cli = cli(SbxReply.ok("{\"secrets\":{}}"));
+        assertThatThrownBy(() -> cli.postureRefusal(hosts, "box")).isInstanceOf(SandboxException.class);
+    }
 }

@@ -2,9 +2,12 @@ package org.sandbox4j.sbx;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -16,6 +19,8 @@ import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.testkit.tck.Conformance;
 import org.sandbox4j.testkit.tck.ConformanceTarget;
+import org.sandbox4j.testkit.tck.EgressFixture;
+import org.sandbox4j.testkit.tck.LoopbackHttpServer;
 import org.sandbox4j.testkit.tck.Suites;
 
 /**
@@ -26,8 +31,19 @@ import org.sandbox4j.testkit.tck.Suites;
 class SbxConformanceTest {
 
     static final Path EMULATOR = Path.of("src/test/resources/sbx-emulator/sbx").toAbsolutePath();
+    /** The name the allowlist suite's spec allows. */
+    static final String ALLOWED_HOST = "allowed.sbx.test";
+    /** A name the guest can resolve and the allowlist does not name. */
+    static final String UNLISTED_HOST = "unlisted.sbx.test";
+    /** A name that leads to a loopback server the allowlist does not name. */
+    static final String INTERNAL_HOST = "internal.sbx.test";
+
     /** Made on first use only, so a class that reads {@link #EMULATOR} leaves no directory behind. */
     private static final class State {
+        /** allowed, unlisted, the IP literal's, internal: each on 127.0.0.1 of this host's namespace. */
+        static final List<LoopbackHttpServer> SERVERS = List.of(LoopbackHttpServer.start("allowed"),
+                LoopbackHttpServer.start("unlisted"), LoopbackHttpServer.start("ip-literal"),
+                LoopbackHttpServer.start("internal"));
         static final Path DIR = temporary();
     }
 
@@ -39,6 +55,12 @@ class SbxConformanceTest {
             Files.createDirectories(state.resolve("emulator"));
             Files.writeString(state.resolve("emulator").resolve("settings.json"),
                     "{\"ssh.agentForwardingEnabled\": false}");
+            // The emulator's only name resolution (test-only): each name to its server's port on
+            // 127.0.0.1. The IP literal's server has no name, so nothing but its literal leads there.
+            Files.writeString(state.resolve("emulator").resolve("hosts.json"), "{\"" + ALLOWED_HOST
+                    + "\": \"127.0.0.1:" + State.SERVERS.get(0).port() + "\", \"" + UNLISTED_HOST + "\": \"127.0.0.1:"
+                    + State.SERVERS.get(1).port() + "\", \"" + INTERNAL_HOST + "\": \"127.0.0.1:"
+                    + State.SERVERS.get(3).port() + "\"}");
             stateMade = true;
             return state;
         } catch (IOException e) {
@@ -57,12 +79,28 @@ class SbxConformanceTest {
         }
 
         /**
-         * The one egress mode it declares: deny-all (an sbx guest has a NIC whose connections end
-         * at the host-side proxy). The EGRESS_DENY_ALL suite shapes its own specs the same way.
+         * Deny-all for every suite but the allowlist's, which shapes its own spec (an sbx guest
+         * has a NIC whose connections end at the host-side proxy, so never CLOSED).
          */
         @Override
         public SandboxSpec spec(SandboxSpec.Builder suiteSpec) {
-            return suiteSpec.egress(Egress.DENY_ALL).build();
+            SandboxSpec shaped = suiteSpec.build();
+            return shaped.egress() == Egress.ALLOWLIST ? shaped : suiteSpec.egress(Egress.DENY_ALL).build();
+        }
+
+        /**
+         * The allowlist suite's servers. The guest resolves the three names (the emulator puts
+         * them in its hosts file) and reaches them only through the host-side filter, which
+         * connects to a server only for a name the sandbox's rules admit.
+         */
+        @Override
+        public Optional<EgressFixture> egressFixture() {
+            List<LoopbackHttpServer> servers = State.SERVERS;
+            return Optional.of(new EgressFixture(List.of(ALLOWED_HOST), servers.get(0).url(ALLOWED_HOST),
+                    servers.get(1).url(UNLISTED_HOST), servers.get(2).url(),
+                    List.of(servers.get(3).url(INTERNAL_HOST), servers.get(3).url("localhost"),
+                            URI.create("http://169.254.169.254/latest/meta-data/")),
+                    Optional.of("curl"), LoopbackHttpServer.witness(servers)));
         }
 
         /** An sbx guest keeps its disk between commands and across idle stops (SBX-PROTOCOL.md). */
@@ -81,6 +119,7 @@ class SbxConformanceTest {
         if (!stateMade) {
             return;
         }
+        State.SERVERS.forEach(LoopbackHttpServer::close);
         Path home = State.DIR.resolve("emulator");
         Path sandboxes = home.resolve("sandboxes");
         if (Files.isDirectory(sandboxes)) {

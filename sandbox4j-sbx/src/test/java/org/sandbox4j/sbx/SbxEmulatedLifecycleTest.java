@@ -248,4 +248,54 @@ class SbxEmulatedLifecycleTest {
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         return new ExecResult(out, err, process.exitValue(), Duration.ZERO);
     }
+
+    /** The policy as sbx lists it for {@code name}, raw. */
+    private String policy(String name) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(SbxConformanceTest.EMULATOR.toString(), "policy", "ls", name,
+                "--json");
+        builder.environment().put("SBX_EMULATOR_HOME", home.toString());
+        builder.redirectErrorStream(true);
+        Process process = builder.start();
+        String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return out;
+    }
+
+    @Test
+    void anAllowlistSandboxReachesItsHostWhileADenyAllSandboxBesideItDoesNotAndDriftRetiresIt() throws Exception {
+        try (org.sandbox4j.testkit.tck.LoopbackHttpServer server =
+                org.sandbox4j.testkit.tck.LoopbackHttpServer.start("lifecycle")) {
+            Files.writeString(home.resolve("hosts.json"), "{\"allowed.sbx.test\": \"127.0.0.1:" + server.port()
+                    + "\"}");
+            SandboxSpec allowlist = SandboxSpec.builder("allowlist").egress(org.sandbox4j.core.Egress.ALLOWLIST)
+                    .egressAllow("allowed.sbx.test").build();
+            Sandbox allowed = backend.acquire(key, allowlist);
+            Sandbox denied = backend.acquire(key, SPEC);
+            allowed.writeFile("keep", "", WORK);
+            denied.writeFile("keep", "", WORK);
+            String curl = "curl -s -o /dev/null -w '%{http_code}' --max-time 10 http://allowed.sbx.test:"
+                    + server.port() + "/";
+            assertThat(sh(allowed, curl).stdoutText()).isEqualTo("200");
+            assertThat(sh(denied, curl).stdoutText()).isEqualTo("403");
+            assertThat(server.requests()).isEqualTo(1);
+            // A global allow added afterwards: the allowlist sandbox is retired before its next
+            // command; the deny-all one is untouched by it.
+            sbx("policy", "allow", "network", "other.sbx.test");
+            assertThatThrownBy(() -> sh(allowed, "true")).isInstanceOf(SbxHostNotConfined.class)
+                    .hasMessageContaining("'other.sbx.test'");
+            assertThat(sh(denied, curl).stdoutText()).isEqualTo("403");
+            // Its replacement denies the new global allow for itself and still reaches its host.
+            Sandbox replaced = backend.acquire(key, allowlist);
+            replaced.writeFile("keep", "", WORK);
+            assertThat(sh(replaced, curl).stdoutText()).isEqualTo("200");
+            String name = backend.sandboxName(key, "allowlist");
+            assertThat(policy(name)).contains("other.sbx.test");
+            backend.dispose(key);
+            // Only the sealing deny-all of the name is left of its rules; the global rule stays.
+            String left = policy(name);
+            assertThat(left).doesNotContain("allowed.sbx.test").contains("\"sandbox:" + name + "\", \"decision\": \"deny\"")
+                    .contains("\"scope\": \"global\", \"decision\": \"allow\"");
+            assertThat(left.split("\"scope\": \"sandbox:" + name + "\"", -1)).hasSize(2);
+        }
+    }
 }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sandbox4j.testkit.tck.LoopbackHttpServer;
 
 /**
  * The sbx emulator ({@code src/test/resources/sbx-emulator/sbx}) driven as the backend drives it:
@@ -61,7 +62,7 @@ class SbxEmulatorTest {
             return;
         }
         extraEnv.clear();
-        for (String f : List.of("logged-out", "engine-lost")) {
+        for (String f : List.of("logged-out", "engine-lost", "governed")) {
             Files.deleteIfExists(home.resolve(f));
         }
         Path boxes = home.resolve("sandboxes");
@@ -543,6 +544,146 @@ class SbxEmulatorTest {
         assertThat(exec("net", "python3", "-c", "import socket; s = socket.create_connection(('203.0.113.7', 80), "
                 + "timeout=20); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(s.recv(12))").stdout())
                 .isEqualTo("b'HTTP/1.1 403'\n");
+    }
+
+    /** {@code sbx policy ls [NAME] --json}'s rules of one scope and decision, by their resources. */
+    List<String> resources(String listing, String scope, String decision) {
+        List<String> found = new ArrayList<>();
+        Matcher rule = Pattern.compile("\\{\"id\": \"[^\"]+\", \"scope\": \"" + Pattern.quote(scope)
+                + "\", \"decision\": \"" + decision + "\", \"status\": \"active\", \"resource_type\": \"network\", "
+                + "\"resources\": \\[([^\\]]*)\\]\\}").matcher(listing);
+        while (rule.find()) {
+            for (String resource : rule.group(1).split(", ")) {
+                found.add(resource.replace("\"", ""));
+            }
+        }
+        return found;
+    }
+
+    @Test
+    void policyRulesAreGlobalOrOneSandboxsAndADenyBeatsAnAllow() throws Exception {
+        create("pa");
+        create("pb");
+        // The create's --deny-network is a rule of the sandbox's own, listed by sbx policy ls NAME.
+        String pa = sbx("policy", "ls", "pa", "--json").stdout();
+        assertThat(resources(pa, "sandbox:pa", "deny")).containsExactly("**");
+        assertThat(pa).doesNotContain("sandbox:pb");
+        assertThat(sbx("policy", "allow", "network", "--sandbox", "pa", "one.sbx.test,*.two.sbx.test").exit()).isZero();
+        Result check = sbx("policy", "check", "network", "--sandbox", "pa", "--json", "one.sbx.test");
+        assertThat(check.exit()).isEqualTo(1);
+        assertThat(check.stdout()).contains("\"allowed\": false").contains("\"governance\": {\"active\": false}");
+        assertThat(sbx("policy", "rm", "network", "--sandbox", "pa", "--resource", "**", "--force").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "one.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "a.two.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "two.sbx.test").exit()).isEqualTo(1);
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pb", "--json", "one.sbx.test").exit()).isEqualTo(1);
+        // A global allow applies to every sandbox, but a sandbox's own deny-all beats it.
+        assertThat(sbx("policy", "allow", "network", "g.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--json", "g.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pb", "--json", "g.sbx.test").exit()).isEqualTo(1);
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "g.sbx.test").exit()).isZero();
+        assertThat(sbx("policy", "deny", "network", "--sandbox", "pa", "--protocol", "tcp,udp", "g.sbx.test").exit())
+                .isZero();
+        assertThat(sbx("policy", "check", "network", "--sandbox", "pa", "--json", "g.sbx.test").exit()).isEqualTo(1);
+        String all = sbx("policy", "ls", "--json").stdout();
+        assertThat(resources(all, "global", "allow")).containsExactly("g.sbx.test");
+        assertThat(resources(all, "sandbox:pb", "deny")).containsExactly("**");
+        assertThat(resources(sbx("policy", "ls", "pb", "--json").stdout(), "sandbox:pa", "allow")).isEmpty();
+        assertThat(sbx("policy", "rm", "network", "--sandbox", "pb", "--resource", "nothing.sbx.test").exit())
+                .isEqualTo(1);
+        // Governance makes every local rule inactive, and says so.
+        Files.writeString(home.resolve("governed"), "");
+        assertThat(sbx("policy", "ls", "--json").stdout().strip()).isEqualTo("{\"rules\": []}");
+        assertThat(sbx("policy", "ls", "--json", "--include-inactive").stdout()).contains("\"status\": \"inactive\"");
+        check = sbx("policy", "check", "network", "--json", "g.sbx.test");
+        assertThat(check.exit()).isEqualTo(1);
+        assertThat(check.stdout()).contains("\"governance\": {\"active\": true}");
+        assertThat(sbx("policy", "allow", "network", "x.sbx.test").exit()).isEqualTo(1);
+        assertThat(sbx("secret", "ls", "--json").stdout().strip())
+                .isEqualTo("{\"secrets\": [], \"custom_secrets\": [], \"env_only_count\": 0}");
+        assertThat(sbx("policy", "allow", "network", "--sandbox", "pa", "a b").exit()).isEqualTo(1);
+    }
+
+    @Test
+    void aSandboxsAllowReachesOnlyTheMappedServerAndWidensNoOtherSandbox() throws Exception {
+        try (LoopbackHttpServer server = LoopbackHttpServer.start("mapped")) {
+            Files.writeString(home.resolve("hosts.json"), "{\"one.sbx.test\": \"127.0.0.1:" + server.port()
+                    + "\", \"two.sbx.test\": \"127.0.0.1:" + server.port() + "\"}");
+            create("pa");
+            create("pb");
+            sbx("policy", "allow", "network", "--sandbox", "pa", "one.sbx.test,nomap.sbx.test");
+            sbx("policy", "rm", "network", "--sandbox", "pa", "--resource", "**", "--force");
+            String curl = "curl -s -o /dev/null -w '%{http_code}' --max-time 10 \"$@\"";
+            String url = "http://one.sbx.test:" + server.port() + "/";
+            assertThat(exec("pa", "sh", "-c", curl, "c", url).stdout()).isEqualTo("200");
+            assertThat(server.requests()).isEqualTo(1);
+            // Through the filter as a proxy, by absolute URI and by CONNECT, alike.
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128", url).stdout()).isEqualTo("200");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-p", "-x", "http://127.0.0.1:3128", url).stdout())
+                    .isEqualTo("200");
+            assertThat(server.requests()).isEqualTo(3);
+            // Another sandbox, another name for the same server, a smuggled Host, a mismatched
+            // absolute URI: each refused, and the server sees none of them.
+            assertThat(exec("pb", "sh", "-c", curl, "c", url).stdout()).isEqualTo("403");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "http://two.sbx.test:" + server.port() + "/").stdout())
+                    .isEqualTo("403");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-H", "Host: two.sbx.test:" + server.port(), url).stdout())
+                    .isEqualTo("403");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128", "-H",
+                    "Host: two.sbx.test:" + server.port(), url).stdout()).isEqualTo("403");
+            // Allowed, but on another port than the mapping names, or not mapped at all: never connected.
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128",
+                    "http://one.sbx.test:" + (server.port() + 1) + "/").stdout()).isEqualTo("502");
+            assertThat(exec("pa", "sh", "-c", curl, "c", "-x", "http://127.0.0.1:3128", "http://nomap.sbx.test/")
+                    .stdout()).isEqualTo("502");
+            assertThat(server.requests()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aTlsStreamIsJudgedByItsServerNameAndRelayedOnlyForAnAllowedMappedOne() throws Exception {
+        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 4, java.net.InetAddress.getLoopbackAddress())) {
+            java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+            Thread answering = new Thread(() -> {
+                while (!server.isClosed()) {
+                    try (java.net.Socket client = server.accept()) {
+                        accepted.incrementAndGet();
+                        client.setSoTimeout(10_000);
+                        client.getInputStream().read(new byte[512]);
+                        client.getOutputStream().write("relayed".getBytes(UTF_8));
+                    } catch (IOException closed) {
+                        return;
+                    }
+                }
+            });
+            answering.setDaemon(true);
+            answering.start();
+            Files.writeString(home.resolve("hosts.json"), "{\"one.sbx.test\": \"127.0.0.1:" + server.getLocalPort()
+                    + "\", \"two.sbx.test\": \"127.0.0.1:" + server.getLocalPort() + "\"}");
+            create("pa");
+            create("pb");
+            sbx("policy", "allow", "network", "--sandbox", "pa", "one.sbx.test");
+            sbx("policy", "rm", "network", "--sandbox", "pa", "--resource", "**", "--force");
+            String hello = String.join("\n",
+                    "import socket, struct, sys",
+                    "name = sys.argv[1].encode()",
+                    "sni = struct.pack('!HBH', len(name) + 3, 0, len(name)) + name",
+                    "ext = struct.pack('!HH', 0, len(sni)) + sni",
+                    "body = b'\\x03\\x03' + bytes(32) + b'\\x00' + b'\\x00\\x02\\x13\\x01' + b'\\x01\\x00'"
+                            + " + struct.pack('!H', len(ext)) + ext",
+                    "shake = b'\\x01' + struct.pack('!I', len(body))[1:] + body",
+                    "s = socket.create_connection(('198.51.100.7', int(sys.argv[2])), timeout=20)",
+                    "s.sendall(b'\\x16\\x03\\x01' + struct.pack('!H', len(shake)) + shake)",
+                    "s.settimeout(20)",
+                    "print(repr(s.recv(100)))");
+            String port = Integer.toString(server.getLocalPort());
+            assertThat(exec("pa", "python3", "-c", hello, "one.sbx.test", port).stdout()).isEqualTo("b'relayed'\n");
+            assertThat(accepted.get()).isEqualTo(1);
+            // Another name the rules do not admit, and the same name from a deny-all sandbox: no byte, no connection.
+            assertThat(exec("pa", "python3", "-c", hello, "two.sbx.test", port).stdout()).isEqualTo("b''\n");
+            assertThat(exec("pb", "python3", "-c", hello, "one.sbx.test", port).stdout()).isEqualTo("b''\n");
+            assertThat(accepted.get()).isEqualTo(1);
+        }
     }
 
     /** Without --skills off a sandbox mounts the shared skills store (at an assumed path); with it, not. */
