@@ -47,7 +47,7 @@ final class ExecCommand implements Callable<Integer> {
             SandboxSpec spec;
             try {
                 spec = CodeAct.builder(session.router(), Session.AGENT, session.context())
-                        .egressAllow(session.allow()).spec();
+                        .egressAllow(session.allow()).egressWithoutHosts(session.noNetwork()).spec();
                 session.router().ensureCanServe(spec);
             } catch (IllegalArgumentException wrong) {
                 throw CliFailure.usage(wrong.getMessage());

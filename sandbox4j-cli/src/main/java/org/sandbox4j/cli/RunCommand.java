@@ -98,7 +98,7 @@ final class RunCommand implements Callable<Integer> {
     private CodeActRunner runner(Session session, Language language, HostFiles shared) {
         CodeAct.Builder builder = CodeAct.builder(session.router(), Session.AGENT, session.context())
                 .languages(language)
-                .egressAllow(session.allow())
+                .egressAllow(session.allow()).egressWithoutHosts(session.noNetwork())
                 .execTimeout(session.timeout());
         if (!files.isEmpty()) {
             builder.fileStore(shared);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 
 import org.sandbox4j.codeact.CodeAct;
+import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.egress.EgressPolicy;
@@ -28,6 +29,12 @@ final class SandboxOptions {
             description = "A host the program may reach through the egress proxy: host, *.suffix or an IP literal, "
                     + "each with an optional :port (repeatable; env SANDBOX4J_ALLOW). Without any, no network.")
     List<String> allow;
+
+    @Option(names = "--no-network", paramLabel = "MODE",
+            description = "What no network means without --allow: closed (default: no device beyond loopback) or "
+                    + "deny-all (every destination refused by a filter outside the guest, as sbx delivers; env "
+                    + "SANDBOX4J_NO_NETWORK).")
+    String noNetwork;
 
     @Option(names = "--timeout", paramLabel = "DURATION",
             description = "How long the program may run: 90, 90s, 2m, 1h (env SANDBOX4J_TIMEOUT; default 120s).")
@@ -63,6 +70,19 @@ final class SandboxOptions {
             throw CliFailure.usage("an --allow rule is not valid: " + e.getMessage());
         }
         return rules;
+    }
+
+    /** {@code closed} (the default) or {@code deny-all}; anything else is a usage error naming both. */
+    Egress noNetwork(Configuration configuration) {
+        return configuration.value(Setting.NO_NETWORK, noNetwork).map(value -> {
+            String wire = value.strip().toLowerCase(Locale.ROOT);
+            if (wire.equals(Egress.CLOSED.wire()) || wire.equals(Egress.DENY_ALL.wire())) {
+                return Egress.parse(wire);
+            }
+            throw CliFailure.usage("'" + value + "' (" + configuration.whereSet(Setting.NO_NETWORK, noNetwork)
+                    + ") is not a way to have no network; write " + Egress.CLOSED.wire() + " or "
+                    + Egress.DENY_ALL.wire() + " (hosts are opened with --allow)");
+        }).orElse(Egress.CLOSED);
     }
 
     Duration timeout(Configuration configuration) {

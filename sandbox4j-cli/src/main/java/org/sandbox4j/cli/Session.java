@@ -7,6 +7,7 @@ import java.util.Optional;
 import java.security.SecureRandom;
 
 import org.sandbox4j.core.CallerContext;
+import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.FileListing;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxBackend;
@@ -35,9 +36,10 @@ final class Session implements AutoCloseable {
     private final Console console;
     private final Duration timeout;
     private final List<String> allow;
+    private final Egress noNetwork;
 
     private Session(SandboxBackend backend, SandboxRouter router, String scope, String thread, boolean ownThread,
-            Console console, Duration timeout, List<String> allow) {
+            Console console, Duration timeout, List<String> allow, Egress noNetwork) {
         this.backend = backend;
         this.router = router;
         this.scope = scope;
@@ -46,6 +48,7 @@ final class Session implements AutoCloseable {
         this.console = console;
         this.timeout = timeout;
         this.allow = allow;
+        this.noNetwork = noNetwork;
     }
 
     /**
@@ -59,6 +62,7 @@ final class Session implements AutoCloseable {
         KnownBackend known = options.backend(configuration);
         Isolation floor = options.floor(configuration);
         List<String> allow = options.allow(configuration);
+        Egress noNetwork = options.noNetwork(configuration);
         Duration timeout = options.timeout(configuration);
         String scope = options.conversation.scope(configuration);
         boolean ownThread = options.conversation.thread == null;
@@ -84,7 +88,7 @@ final class Session implements AutoCloseable {
             close(backend);
             throw CliFailure.refused(Refusals.belowFloor(known, declared, floor, configuration, options.floor));
         }
-        return new Session(backend, router, scope, thread, ownThread, console, timeout, allow);
+        return new Session(backend, router, scope, thread, ownThread, console, timeout, allow, noNetwork);
     }
 
     private static byte[] randomBytes() {
@@ -125,6 +129,11 @@ final class Session implements AutoCloseable {
 
     List<String> allow() {
         return allow;
+    }
+
+    /** What no network means when {@link #allow()} is empty: closed, or deny-all. */
+    Egress noNetwork() {
+        return noNetwork;
     }
 
     /** Disposes of this invocation's own sandbox (a named thread's stays warm), then lets the backend go. */

@@ -12,6 +12,8 @@ enum Setting {
     TIMEOUT("timeout", "SANDBOX4J_TIMEOUT", "--timeout"),
     /** Egress rules, separated by commas or spaces in the environment and the file. */
     ALLOW("allow", "SANDBOX4J_ALLOW", "--allow"),
+    /** What "no network" means when no host is allowed: closed or deny-all. */
+    NO_NETWORK("no-network", "SANDBOX4J_NO_NETWORK", "--no-network"),
     /** The docker backend's engine endpoint; the variable is the one the docker CLI reads. */
     DOCKER_HOST("docker-host", DockerBackend.HOST_VARIABLE, "--docker-host"),
     /** The image the docker backend's sandboxes run. */

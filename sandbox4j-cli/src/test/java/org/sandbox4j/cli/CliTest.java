@@ -239,7 +239,21 @@ class CliTest {
         assertThat(run("run", "--floor", "process", "-e", "print(1)").exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(run("run", CONTAINER, "--allow", "http://bad/", "-e", "print(1)").exitCode())
                 .isEqualTo(ExitCodes.USAGE);
+        CliProcess.Result open = run("run", CONTAINER, "--no-network", "unrestricted", "-e", "print(1)");
+        assertThat(open.exitCode()).as(open.toString()).isEqualTo(ExitCodes.USAGE);
+        assertThat(open.stderr()).contains("closed or deny-all");
         assertThat(run("frobnicate").exitCode()).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void noNetworkDenyAllReachesTheSpecAndBubblewrapWhichIsClosedRefusesIt() {
+        // bubblewrap enforces closed, not deny-all: the mode asked for is refused, never swapped for the other.
+        CliProcess.Result denyAll = run("run", CONTAINER, "--no-network", "deny-all", "-e", "print(1)");
+        assertThat(denyAll.exitCode()).as(denyAll.toString()).isEqualTo(ExitCodes.REFUSED);
+        assertThat(denyAll.stderr()).contains("deny-all");
+        CliProcess.Result closed = run("run", CONTAINER, "--no-network", "closed", "-e", "print('closed')");
+        assertThat(closed.exitCode()).as(closed.toString()).isZero();
+        assertThat(closed.stdout()).isEqualTo("closed\n");
     }
 
     @Test
