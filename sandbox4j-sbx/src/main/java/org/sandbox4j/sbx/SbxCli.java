@@ -9,6 +9,7 @@ import java.util.Optional;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Json;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.sbx.SbxJson.Unreadable;
 
 /**
  * The {@code sbx} surface the backend drives (pinned in {@code SBX-PROTOCOL.md}), one method per
@@ -90,17 +91,10 @@ final class SbxCli {
         List<SbxListing> listings = new ArrayList<>();
         try {
             for (Object row : list(Json.parseObject(reply.stdout()), "sandboxes")) {
-                if (!(row instanceof Map<?, ?> fields)) {
-                    throw new Unreadable("a sandbox should be an object, got " + Json.kind(row));
-                }
-                @SuppressWarnings("unchecked")
-                Map<String, Object> object = (Map<String, Object>) fields;
+                Map<String, Object> object = SbxJson.object(row, "a sandbox");
                 List<String> workspaces = new ArrayList<>();
                 for (Object workspace : list(object, "workspaces")) {
-                    if (!(workspace instanceof String path)) {
-                        throw new Unreadable("a workspace should be a string, got " + Json.kind(workspace));
-                    }
-                    workspaces.add(path);
+                    workspaces.add(SbxJson.text(workspace, "a workspace"));
                 }
                 listings.add(new SbxListing(Json.string(object, "id"), Json.string(object, "name"), workspaces));
             }
@@ -111,11 +105,7 @@ final class SbxCli {
     }
 
     private static List<?> list(Map<String, Object> object, String field) {
-        Object value = object.get(field);
-        if (!(value instanceof List<?> items)) {
-            throw new Unreadable("field '" + field + "' should be a list, got " + Json.kind(value));
-        }
-        return items;
+        return SbxJson.list(object, field, false);
     }
 
     Optional<SbxListing> find(String name) {
@@ -217,7 +207,7 @@ final class SbxCli {
         SbxReply reply = checked(args, "policy ls");
         try {
             return SbxEgress.rules(reply.stdout());
-        } catch (Json.Malformed | SbxEgress.Unreadable malformed) {
+        } catch (Json.Malformed | Unreadable malformed) {
             throw unreadable("policy ls", malformed);
         }
     }
@@ -255,7 +245,7 @@ final class SbxCli {
         SbxReply secrets = checked(List.of("secret", "ls", "--json"), "secret ls");
         try {
             return SbxEgress.postureRefusal(hosts, secrets.stdout(), sandbox, governed);
-        } catch (Json.Malformed | SbxEgress.Unreadable malformed) {
+        } catch (Json.Malformed | Unreadable malformed) {
             throw unreadable("secret ls", malformed);
         }
     }
@@ -328,15 +318,6 @@ final class SbxCli {
     private SandboxException failed(String what, SbxReply reply, String line) {
         return new SandboxException("backend '" + backendName + "': sbx " + what + " failed (exit " + reply.exitCode()
                 + (line.isEmpty() ? "" : ": " + GuestText.quote(line)) + "); run it by hand to see why");
-    }
-
-    /** A payload that parsed as JSON but not in the shape the sources show. */
-    private static final class Unreadable extends IllegalArgumentException {
-        private static final long serialVersionUID = 1L;
-
-        Unreadable(String message) {
-            super(message);
-        }
     }
 
     private SandboxException unreadable(String what, IllegalArgumentException malformed) {

@@ -1,5 +1,9 @@
 package org.sandbox4j.sbx;
 
+import static org.sandbox4j.sbx.SbxJson.list;
+import static org.sandbox4j.sbx.SbxJson.object;
+import static org.sandbox4j.sbx.SbxJson.text;
+
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -13,6 +17,7 @@ import java.util.regex.Pattern;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.Json;
+import org.sandbox4j.sbx.SbxJson.Unreadable;
 
 /**
  * An {@code ALLOWLIST} spec as {@code sbx policy} rules scoped to one sandbox, and the host
@@ -90,15 +95,6 @@ final class SbxEgress {
         private static final long serialVersionUID = 1L;
 
         Refused(String message) {
-            super(message);
-        }
-    }
-
-    /** JSON that parsed, but not in the shape the sources show. */
-    static final class Unreadable extends IllegalArgumentException {
-        private static final long serialVersionUID = 1L;
-
-        Unreadable(String message) {
             super(message);
         }
     }
@@ -415,33 +411,6 @@ final class SbxEgress {
         return resource;
     }
 
-    // ---------------------------------------------------------------- JSON helpers
-
-    private static List<?> list(Map<String, Object> object, String field, boolean optional) {
-        Object value = object.get(field);
-        if (value == null && optional) {
-            return List.of();
-        }
-        if (!(value instanceof List<?> items)) {
-            throw new Unreadable("field '" + field + "' should be a list, got " + Json.kind(value));
-        }
-        return items;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> object(Object value, String what) {
-        if (!(value instanceof Map<?, ?>)) {
-            throw new Unreadable(what + " should be an object, got " + Json.kind(value));
-        }
-        return (Map<String, Object>) value;
-    }
-
-    private static String text(Object value, String what) {
-        if (!(value instanceof String string)) {
-            throw new Unreadable(what + " should be a string, got " + Json.kind(value));
-        }
-        return string;
-    }
 
     /** {@code value} as JSON with every object's keys sorted, so two listings of one rule compare equal. */
     static String canonical(Object value) {
