@@ -28,6 +28,7 @@ import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxLimits;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
+import org.sandbox4j.core.spi.KeyedLocks;
 
 /**
  * Azure Container Apps Sandboxes (hardware-isolated microVMs) over the REST data plane, as
@@ -122,7 +123,7 @@ public final class AcaBackend implements SandboxBackend {
     private final AcaClient client;
     private final AcaHttp.Sleeper sleeper;
     private final ConcurrentHashMap<Slot, Known> registry = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Slot, Object> locks = new ConcurrentHashMap<>();
+    private final KeyedLocks<Slot> locks = new KeyedLocks<>();
     private final ConcurrentHashMap<String, Map<String, Object>> resolvedImages = new ConcurrentHashMap<>();
     private volatile List<String> publicCatalogue;
 
@@ -165,7 +166,7 @@ public final class AcaBackend implements SandboxBackend {
         Map<String, Object> egressPolicy = egressPolicy(spec);
         Map<String, String> labels = AcaLabels.forSandbox(key, spec.kind(), spec.labels());
         Slot slot = Slot.of(key, spec.kind());
-        synchronized (locks.computeIfAbsent(slot, ignored -> new Object())) {
+        return locks.withLock(slot, () -> {
             Known known = registry.get(slot);
             if (known != null) {
                 Optional<AcaSandbox> warm = warm(slot, known, spec, egressPolicy);
@@ -175,7 +176,7 @@ public final class AcaBackend implements SandboxBackend {
             }
             // Every write and read through the handle is held to the spec's per-file caps.
             return create(slot, spec, labels, egressPolicy).limitedTo(spec);
-        }
+        });
     }
 
     /** Sandboxes this process is deleting right now. */

@@ -53,6 +53,7 @@ import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.KeyedLocks;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.egress.GuestBridge;
@@ -120,7 +121,6 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
     private static final String RETIRED_INFIX = "-retired-";
     private static final int RETIRED_HEX = 8;
-    private static final int LOCK_STRIPES = 64;
     private static final String WORK_AREA_MODE = "0755";
     /** tmpfs counts nr_blocks in pages; 4 KiB on the platforms engines run on (a larger page only loosens the cap). */
     static final long TMPFS_BLOCK_BYTES = 4096;
@@ -157,7 +157,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     private final Path egressRoot;
     private final EgressProxy.Settings egressSettings;
     private final BackendDeclarations declarations;
-    private final Object[] locks = new Object[LOCK_STRIPES];
+    private final KeyedLocks<String> locks = new KeyedLocks<>();
     /** Image references this instance has checked (and pulled, where the policy says), to their ids. */
     private final Map<String, String> images = new ConcurrentHashMap<>();
     /** Which bridge each image has ("socat", "python3" or ""), probed once per image. */
@@ -178,9 +178,6 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         this.pullTimeout = builder.pullTimeout;
         this.egressRoot = builder.egressRoot;
         this.egressSettings = builder.egressSettings;
-        for (int i = 0; i < LOCK_STRIPES; i++) {
-            locks[i] = new Object();
-        }
         this.engine = Engine.connect(builder.host, builder.connectTimeout, builder.commandTimeout);
         try {
             ping();
@@ -260,7 +257,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         String fingerprint = fingerprint(resolvedImage, spec);
         ContainerIdentity identity = ContainerIdentity.of(name, key, spec.kind(), workArea, fingerprint);
         Optional<Path> egressDirectory = policy.map(allowed -> egressRoot.resolve(identity.name()));
-        synchronized (lockFor(identity.name())) {
+        return locks.withLock(identity.name(), () -> {
             policy.ifPresent(allowed -> proxies.compute(identity.name(), (ignored, running) -> {
                 if (running != null && running.serving()) {
                     return running;
@@ -277,7 +274,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                 checkBridge(resolvedImage, sandbox);
             }
             return sandbox;
-        }
+        });
     }
 
     /** Returns the id of the running container for {@code identity}: adopted, restarted or created. */
@@ -844,7 +841,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
 
     /** Starts a sandbox's stopped container again. */
     void restart(DockerSandbox sandbox) {
-        synchronized (lockFor(sandbox.containerName())) {
+        locks.withLock(sandbox.containerName(), () -> {
             try {
                 engine.control().startContainerCmd(sandbox.containerId()).exec();
                 LOG.log(Level.INFO, () -> "backend '" + name + "' started container " + sandbox.containerName()
@@ -857,11 +854,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                     throw engineFailure("start container " + sandbox.containerName() + " again", failure);
                 }
             }
-        }
-    }
-
-    private Object lockFor(String containerName) {
-        return locks[Math.floorMod(containerName.hashCode(), LOCK_STRIPES)];
+        });
     }
 
     private static byte[] randomBytes(int count) {

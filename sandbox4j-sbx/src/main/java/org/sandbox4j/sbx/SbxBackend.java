@@ -23,7 +23,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
@@ -45,6 +44,7 @@ import org.sandbox4j.core.Disposals;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TreeRemoval;
 import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.KeyedLocks;
 
 /**
  * Docker Sandboxes microVMs (one Linux kernel per sandbox) through the {@code sbx} CLI, as
@@ -110,7 +110,7 @@ public final class SbxBackend implements SandboxBackend {
     private final SbxConfig config;
     private final SbxCli cli;
     private final SbxNames names;
-    private final ConcurrentHashMap<String, Object> locks = new ConcurrentHashMap<>();
+    private final KeyedLocks<String> locks = new KeyedLocks<>();
     /** Whether the workspace root's file system changes names (case-insensitive); probed on first use. */
     private volatile Boolean aliasingHost;
 
@@ -171,7 +171,7 @@ public final class SbxBackend implements SandboxBackend {
         }
         String template = image.orElse(AGENT_IMAGE);
         String sandboxName = names.name(key, spec.kind());
-        synchronized (locks.computeIfAbsent(sandboxName, ignored -> new Object())) {
+        return locks.withLock(sandboxName, () -> {
             checkHost();
             Path record = config.workspaceRoot().resolve(sandboxName);
             Optional<SbxListing> existing = cli.find(sandboxName);
@@ -189,7 +189,7 @@ public final class SbxBackend implements SandboxBackend {
                 return warm;
             }
             return create(sandboxName, image, mountPoint, record, allowlist);
-        }
+        });
     }
 
     private SbxSandbox warm(SbxListing listing, String template, String mountPoint,
