@@ -77,14 +77,6 @@ public interface Sandbox {
     }
 
     /**
-     * Evaluates {@code code} in the guest's runtime: no shell, no working directory. The timeout is
-     * wall-clock from the call, so time spent queued counts.
-     *
-     * @throws SandboxQueuedTimeout        the deadline expired before the program started
-     * @throws SandboxTimeoutException     it started and overran
-     * @throws SandboxOperationNotSupported the backend does not declare {@link Capability#RUN_CODE}
-     */
-    /**
      * Where this sandbox really keeps the spec's work dir, when that is not the spec's own path.
      * Every backend whose guest has a file system of its own presents the spec's work dir as is
      * and returns empty (this default). A backend whose guest shares the host's file system (an
@@ -96,6 +88,14 @@ public interface Sandbox {
         return Optional.empty();
     }
 
+    /**
+     * Evaluates {@code code} in the guest's runtime: no shell, no working directory. The timeout is
+     * wall-clock from the call, so time spent queued counts.
+     *
+     * @throws SandboxQueuedTimeout        the deadline expired before the program started
+     * @throws SandboxTimeoutException     it started and overran
+     * @throws SandboxOperationNotSupported the backend does not declare {@link Capability#RUN_CODE}
+     */
     default ExecResult runCode(String code, Duration timeout) {
         throw new SandboxOperationNotSupported("this sandbox does not run code directly (it does not declare '"
                 + Capability.RUN_CODE.wire() + "'); run an interpreter through exec instead");
