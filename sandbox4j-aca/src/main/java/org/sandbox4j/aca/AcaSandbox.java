@@ -39,6 +39,7 @@ import org.sandbox4j.core.SandboxOutputSizeUnknown;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * A handle on one ACA sandbox (its id). Every file method confines its path and walks the
@@ -162,10 +163,7 @@ final class AcaSandbox implements Sandbox {
         }
         AcaExecScript.Outcome outcome = AcaExecScript.parse(stdout);
         if (outcome instanceof AcaExecScript.Capped) {
-            throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(command.toShellLine())
-                    + " wrote more than its output cap of " + options.outputCapBytes() + " bytes (stdout and stderr "
-                    + "together) and was killed: raise the cap with ExecOptions.withOutputCap, or write large "
-                    + "results to a file and read that");
+            throw ExecRefusals.outputCapExceeded(command.toShellLine(), options.outputCapBytes(), "was killed");
         }
         if (outcome instanceof AcaExecScript.Missing missing) {
             throw new SandboxException("backend '" + backend.name() + "': the image of sandbox " + id + " lacks '"
@@ -211,9 +209,7 @@ final class AcaSandbox implements Sandbox {
     }
 
     private static SandboxTimeoutException timeout(Command command, ExecOptions options) {
-        return new SandboxTimeoutException("the command " + GuestText.quote(command.toShellLine()) + " ran past its "
-                + "timeout of " + options.timeout().toMillis() + " ms and was killed with its process group: raise "
-                + "the timeout, or make the command finish sooner");
+        return ExecRefusals.timedOut(command.toShellLine(), options.timeout(), "was killed with its process group");
     }
 
     // ---------------------------------------------------------------- files

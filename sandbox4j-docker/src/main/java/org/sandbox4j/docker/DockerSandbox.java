@@ -41,6 +41,7 @@ import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.TransferLimits;
+import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.egress.GuestBridge;
 
 /**
@@ -160,14 +161,13 @@ final class DockerSandbox implements Sandbox {
             boolean ended = awaitWhileRunning(output, deadline);
             if (output.capExceeded()) {
                 killTree(token, output.group(), "passed its output cap");
-                throw new SandboxExecOutputLimitExceeded("backend '" + backend.name() + "': the command wrote more than "
-                        + options.outputCapBytes() + " bytes to stdout and stderr together; it was killed (raise the "
-                        + "cap with ExecOptions.withOutputCap, or write large output to a file and read it)");
+                throw ExecRefusals.outputCapExceeded(command.toShellLine(), options.outputCapBytes(),
+                        "was killed with every process it started");
             }
             if (!ended) {
                 killTree(token, output.group(), "ran past its timeout");
-                throw new SandboxTimeoutException("backend '" + backend.name() + "': the command ran past its timeout of "
-                        + options.timeout().toMillis() + " ms; every process it started was killed");
+                throw ExecRefusals.timedOut(command.toShellLine(), options.timeout(),
+                        "was killed with every process it started");
             }
         } catch (InterruptedException interrupted) {
             killTree(token, output.group(), "was interrupted");

@@ -17,7 +17,7 @@ import org.sandbox4j.core.GuestText;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxInterrupted;
-import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * One started command: feeds stdin, reads stdout and stderr concurrently under one shared cap
@@ -90,9 +90,7 @@ final class ProcessRun {
                 if (readerFailure != null) {
                     throw readerFailed();
                 }
-                throw new SandboxTimeoutException("the command " + GuestText.quote(description) + " ran past its "
-                        + "timeout of " + options.timeout().toMillis() + " ms and was killed with every process it "
-                        + "started: raise the timeout, or make the command finish sooner");
+                throw ExecRefusals.timedOut(description, options.timeout(), "was killed with every process it started");
             }
             if (budget.exceeded()) {
                 throw outputLimitExceeded();
@@ -111,9 +109,7 @@ final class ProcessRun {
     }
 
     private SandboxExecOutputLimitExceeded outputLimitExceeded() {
-        return new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(description) + " wrote more than its "
-                + "output cap of " + options.outputCapBytes() + " bytes (stdout and stderr together) and was killed: "
-                + "raise the cap with ExecOptions.withOutputCap, or write large results to a file and read that");
+        return ExecRefusals.outputCapExceeded(description, options.outputCapBytes(), "was killed");
     }
 
     /** A reader that could not keep what came never lets a result through as if it were whole. */

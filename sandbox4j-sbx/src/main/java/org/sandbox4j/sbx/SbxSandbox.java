@@ -20,14 +20,13 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
-import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * A handle on one sbx sandbox instance (a name and the id of the create that made it). Commands
@@ -137,14 +136,11 @@ final class SbxSandbox implements Sandbox {
             String after = killed ? "" : "; its process group could not be killed, so this sandbox is retired "
                     + "(acquire again for a fresh one)";
             if (outcome.capExceeded()) {
-                throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(command.toShellLine())
-                        + " wrote more than its output cap of " + options.outputCapBytes() + " bytes (stdout and "
-                        + "stderr together) and was killed" + after + ": raise the cap with "
-                        + "ExecOptions.withOutputCap, or write large results to a file and read that");
+                throw ExecRefusals.outputCapExceeded(command.toShellLine(), options.outputCapBytes(),
+                        "was killed" + after);
             }
-            throw new SandboxTimeoutException("the command " + GuestText.quote(command.toShellLine())
-                    + " ran past its timeout of " + options.timeout().toMillis() + " ms and was killed with its "
-                    + "process group" + after + ": raise the timeout, or make the command finish sooner");
+            throw ExecRefusals.timedOut(command.toShellLine(), options.timeout(),
+                    "was killed with its process group" + after);
         }
         switch (outcome.ending()) {
             case STARTED:

@@ -37,6 +37,7 @@ import org.sandbox4j.core.SandboxNotARegularFile;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.TransferLimits;
+import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * A {@link Sandbox} held entirely in memory, for tests: a guest file system of regular files,
@@ -499,9 +500,7 @@ public final class InMemorySandbox implements Sandbox {
         }
         long total = (long) stdout.length + stderr.length;
         if (total > cap) {
-            throw new SandboxExecOutputLimitExceeded("the command " + GuestText.quote(shellLine) + " wrote " + total
-                    + " bytes of output, more than its cap of " + cap + " bytes, and was stopped: raise the cap "
-                    + "with ExecOptions.withOutputCap, or write large results to a file and read that");
+            throw ExecRefusals.outputCapExceeded(shellLine, cap, "was stopped (" + total + " bytes came)");
         }
     }
 
