@@ -342,11 +342,9 @@ final class AcaSandbox implements Sandbox {
      */
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
-        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
-        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
-            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
-                    + "remove the working directory");
-        }
+        // The working directory is refused before the walk, as on every backend.
+        String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
+        GuestPaths.refuseSymlinkedParents(rawStat, confined, workingDirectory, false);
         Optional<RawEntry> entry = rawEntry(confined);
         if (entry.isEmpty()) {
             return;

@@ -183,12 +183,32 @@ public final class GuestPaths {
      * @throws SandboxNotADirectory  a parent is not a directory
      * @throws SandboxIsADirectory   the leaf is a directory
      */
-    public static String confineWritePath(NoFollowStat stat, String path, String workingDirectory) {
+    /**
+     * Confinement for a removal, before any walk: confines, and refuses the working directory
+     * itself (removing it would take the sandbox's whole work area, and every backend refuses it
+     * the same way, in the same order).
+     *
+     * @return the confined absolute path to remove
+     * @throws SandboxPathNotConfined the path does not confine, or names the working directory
+     */
+    public static String confineRemovalPath(String path, String workingDirectory) {
         String confined = confine(path, workingDirectory);
+        refuseWorkingDirectoryItself(confined, path, workingDirectory, "remove",
+                "remove the entries inside it instead");
+        return confined;
+    }
+
+    private static void refuseWorkingDirectoryItself(String confined, String path, String workingDirectory,
+            String action, String fix) {
         if (confined.equals(normalize(workingDirectory))) {
             throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
-                    + "write over the working directory");
+                    + action + " the working directory: " + fix);
         }
+    }
+
+    public static String confineWritePath(NoFollowStat stat, String path, String workingDirectory) {
+        String confined = confine(path, workingDirectory);
+        refuseWorkingDirectoryItself(confined, path, workingDirectory, "write over", "write to a path inside it");
         refuseSymlinkedParents(stat, confined, workingDirectory, false);
         Optional<EntryKind> leaf = stat.kindOf(confined);
         if (leaf.isPresent() && leaf.get() == EntryKind.SYMLINK) {

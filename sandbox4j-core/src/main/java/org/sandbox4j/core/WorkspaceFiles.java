@@ -282,11 +282,7 @@ public final class WorkspaceFiles {
 
     /** See {@link org.sandbox4j.core.Sandbox#remove(String, String, boolean)}. */
     public void remove(String path, String workingDirectory, boolean recursive) {
-        String confined = GuestPaths.confine(path, workingDirectory);
-        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
-            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
-                    + "remove the working directory");
-        }
+        String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
         List<String> parts = reachable(confined, path);
         if (parts.isEmpty()) {
             throw new SandboxPathNotConfined(GuestText.quote(path) + " names the workspace's mount point "

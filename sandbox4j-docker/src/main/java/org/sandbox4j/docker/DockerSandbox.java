@@ -36,7 +36,6 @@ import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxNotARegularFile;
-import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
@@ -417,11 +416,7 @@ final class DockerSandbox implements Sandbox {
 
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
-        String confined = GuestPaths.confine(path, workingDirectory);
-        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
-            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
-                    + "remove the working directory");
-        }
+        String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
         NoFollowStat stat = memoized();
         GuestPaths.refuseSymlinkedParents(stat, confined, workingDirectory, false);
         Optional<EntryKind> leaf = stat.kindOf(confined);

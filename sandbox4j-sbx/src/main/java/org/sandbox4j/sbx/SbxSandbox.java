@@ -271,11 +271,8 @@ final class SbxSandbox implements Sandbox {
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
         requireLive();
+        GuestPaths.confineRemovalPath(path, workingDirectory);
         String confined = requireReachable(path, workingDirectory);
-        if (confined.equals(GuestPaths.normalize(workingDirectory))) {
-            throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; refusing to "
-                    + "remove the working directory");
-        }
         if (confined.equals(mountPoint)) {
             throw new SandboxPathNotConfined(GuestText.quote(path) + " names the workspace's mount point "
                     + GuestText.quote(mountPoint) + " itself; refusing to remove the workspace");

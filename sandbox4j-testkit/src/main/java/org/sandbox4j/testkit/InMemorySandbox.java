@@ -34,7 +34,6 @@ import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxNotARegularFile;
-import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.spi.ExecRefusals;
@@ -203,11 +202,7 @@ public final class InMemorySandbox implements Sandbox {
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
         synchronized (lock) {
-            String target = GuestPaths.confine(path, workingDirectory);
-            if (target.equals(GuestPaths.normalize(workingDirectory))) {
-                throw new SandboxPathNotConfined(GuestText.quote(path) + " names the working directory itself; "
-                        + "removing it is refused: remove the entries inside it instead");
-            }
+            String target = GuestPaths.confineRemovalPath(path, workingDirectory);
             GuestPaths.refuseSymlinkedParents(noFollowStat, target, workingDirectory, false);
             Optional<EntryKind> kind = kindOf(target);
             if (kind.isEmpty()) {
