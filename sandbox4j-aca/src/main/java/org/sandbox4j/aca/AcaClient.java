@@ -9,7 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /**
  * The REST operations of one sandbox group, as {@code ACA-PROTOCOL.md} pins them. Each method

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import org.sandbox4j.core.PosixShell;
+import org.sandbox4j.core.spi.PosixShell;
 
 /**
  * The guest-side wrapper every exec runs in, because {@code executeShellCommand} returns its

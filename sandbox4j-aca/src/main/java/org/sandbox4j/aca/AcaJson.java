@@ -3,7 +3,7 @@ package org.sandbox4j.aca;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /**
  * What this module needs of JSON beyond core's strict reader ({@link Json}): writing the small

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
-import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.SandboxKey;
 
 /**

@@ -24,7 +24,7 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;

@@ -67,8 +67,8 @@ class AcaConformanceTest {
             servers.forEach(LoopbackHttpServer::close);
         }
         if (stateRoot != null) {
-            org.sandbox4j.core.TreeRemoval.remove(stateRoot, org.sandbox4j.core.TreeRemoval.Mode.PROCESSES_STOPPED,
-                    org.sandbox4j.core.TreeRemoval.DEFAULT_DEADLINE);
+            org.sandbox4j.core.spi.TreeRemoval.remove(stateRoot, org.sandbox4j.core.spi.TreeRemoval.Mode.PROCESSES_STOPPED,
+                    org.sandbox4j.core.spi.TreeRemoval.DEFAULT_DEADLINE);
         }
     }
 

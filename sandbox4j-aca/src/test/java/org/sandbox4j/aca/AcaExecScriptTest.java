@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sandbox4j.core.Command;
-import org.sandbox4j.core.PosixShell;
+import org.sandbox4j.core.spi.PosixShell;
 
 /** The exec wrapper run by this machine's sh, as executeShellCommand would run it. */
 class AcaExecScriptTest {

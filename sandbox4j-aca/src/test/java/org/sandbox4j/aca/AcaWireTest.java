@@ -17,7 +17,7 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;

@@ -9,7 +9,7 @@ import java.util.stream.Collectors;
 
 import org.sandbox4j.codeact.Language;
 import org.sandbox4j.core.Isolation;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.docker.DockerBackend;

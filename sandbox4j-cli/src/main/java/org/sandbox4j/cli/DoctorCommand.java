@@ -6,7 +6,7 @@ import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 
 import org.sandbox4j.core.Isolation;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help.Ansi;
 import picocli.CommandLine.Mixin;

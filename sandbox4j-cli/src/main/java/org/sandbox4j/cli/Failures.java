@@ -2,7 +2,7 @@ package org.sandbox4j.cli;
 
 import java.util.Optional;
 
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.NoSandboxBackend;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;

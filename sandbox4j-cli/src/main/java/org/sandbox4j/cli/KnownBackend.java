@@ -8,7 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;

@@ -8,7 +8,7 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.Optional;
 
-import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 import org.sandbox4j.mcp.SessionFiles;
 
 /**

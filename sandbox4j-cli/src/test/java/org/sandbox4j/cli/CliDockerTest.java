@@ -11,7 +11,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /**
  * The docker backend through the command, as a user reaches it: a separate JVM per invocation,

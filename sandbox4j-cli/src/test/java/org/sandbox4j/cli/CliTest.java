@@ -13,7 +13,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.testkit.tck.LoopbackHttpServer;
 
 /** The command driven as a user drives it: a separate JVM per invocation, real bubblewrap sandboxes. */

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.tool.ToolRefusal;
 
 /**

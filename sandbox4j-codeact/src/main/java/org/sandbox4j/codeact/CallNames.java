@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxArtifactNameInvalid;
 import org.sandbox4j.core.outputs.ArtifactNames;
 import org.sandbox4j.core.tool.ToolRefusal;

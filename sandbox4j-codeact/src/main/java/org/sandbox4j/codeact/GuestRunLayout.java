@@ -5,8 +5,8 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
-import org.sandbox4j.core.GuestPaths;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
 
 /**
  * Where one host-tool run keeps its files in the guest. With {@code T = <run>/host_tools}: the

@@ -6,7 +6,7 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxInterrupted;

@@ -25,14 +25,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.EntryKind;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.GuestPathReclaim;
-import org.sandbox4j.core.GuestPaths;
-import org.sandbox4j.core.Json;
-import org.sandbox4j.core.PosixShell;
+import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.Json;
+import org.sandbox4j.core.spi.PosixShell;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxFileNotFound;

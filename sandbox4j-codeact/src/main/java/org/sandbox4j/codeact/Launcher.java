@@ -3,7 +3,7 @@ package org.sandbox4j.codeact;
 import java.util.List;
 import java.util.Objects;
 
-import org.sandbox4j.core.PosixShell;
+import org.sandbox4j.core.spi.PosixShell;
 
 /**
  * The POSIX sh script that starts a host-tool run's program in the guest. Every word that comes

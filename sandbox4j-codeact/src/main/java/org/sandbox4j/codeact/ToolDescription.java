@@ -3,7 +3,7 @@ package org.sandbox4j.codeact;
 import java.util.List;
 import java.util.stream.Collectors;
 
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /** What the model reads about {@code execute_code}: its description and its parameters' schema. */
 final class ToolDescription {

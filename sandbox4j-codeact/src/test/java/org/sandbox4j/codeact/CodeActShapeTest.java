@@ -19,7 +19,7 @@ import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.FileListing;
 import org.sandbox4j.core.Isolation;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.SandboxCapabilityNotSupported;
 import org.sandbox4j.core.SandboxOutputSinkRequired;
 import org.sandbox4j.core.SandboxRouter;

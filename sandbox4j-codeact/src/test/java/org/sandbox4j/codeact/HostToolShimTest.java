@@ -69,7 +69,7 @@ class HostToolShimTest {
         String python = HostToolShim.python(names, TIMEOUT);
         String javascript = HostToolShim.javascript(names, TIMEOUT);
 
-        String literal = org.sandbox4j.core.Json.quote(hostile);
+        String literal = org.sandbox4j.core.spi.Json.quote(hostile);
         assertThat(python).doesNotContain(hostile);
         assertThat(javascript).doesNotContain(hostile);
         // Not an identifier, so no wrapper, and the name appears nowhere (it is only ever resolved host-side).

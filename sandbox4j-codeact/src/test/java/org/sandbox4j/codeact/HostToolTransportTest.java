@@ -461,7 +461,7 @@ class HostToolTransportTest {
         sandbox.writeFile(layout.shim(), Language.PYTHON.shimSource(registry.names()), layout.directory());
         sandbox.writeFile(layout.launcher(), Launcher.script(layout, List.of("python3")), layout.directory());
 
-        ExecResult launched = sandbox.exec(Command.shell("sh " + org.sandbox4j.core.PosixShell.quote(layout.launcher())),
+        ExecResult launched = sandbox.exec(Command.shell("sh " + org.sandbox4j.core.spi.PosixShell.quote(layout.launcher())),
                 ExecOptions.in(layout.directory(), Duration.ofSeconds(30))
                         .withEnvironment(Map.of("PYTHONPATH", inherited, "NODE_PATH", inherited)));
 
@@ -624,6 +624,6 @@ class HostToolTransportTest {
 
     /** A Python (and JavaScript) double-quoted string literal for {@code text}. */
     private static String pythonString(String text) {
-        return org.sandbox4j.core.Json.quote(text);
+        return org.sandbox4j.core.spi.Json.quote(text);
     }
 }

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
-import org.sandbox4j.core.PosixShell;
+import org.sandbox4j.core.spi.PosixShell;
 
 /** The launcher's text; {@link HostToolTransportTest} runs it in a real guest. */
 class LauncherTest {

@@ -1,5 +1,6 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.PosixShell;
 import java.util.List;
 
 /**

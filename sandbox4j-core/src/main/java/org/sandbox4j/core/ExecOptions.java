@@ -1,5 +1,6 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.GuestText;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;

@@ -1,5 +1,9 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.spi.PosixShell;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,5 +1,6 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.GuestPaths;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

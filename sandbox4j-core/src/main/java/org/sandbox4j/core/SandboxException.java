@@ -1,5 +1,7 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.ErrorDetail;
+
 /**
  * The root of every exception sandbox4j throws. Unchecked: a refusal is a configuration or policy
  * fact, not a recoverable I/O condition. Each refusal has its own subtype and a message that names

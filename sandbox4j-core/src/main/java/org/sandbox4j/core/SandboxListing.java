@@ -1,5 +1,6 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.KeyDigest;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,5 +1,7 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestText;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Collection;

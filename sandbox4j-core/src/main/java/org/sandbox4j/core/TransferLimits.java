@@ -1,5 +1,7 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.GuestText;
+
 /**
  * Caps for one direction of file transfer. All three legs matter: the file count bounds many tiny
  * files that would each pass the byte caps.

@@ -1,5 +1,7 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.PosixShell;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,6 @@
 package org.sandbox4j.core;
 
+import org.sandbox4j.core.spi.GuestText;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

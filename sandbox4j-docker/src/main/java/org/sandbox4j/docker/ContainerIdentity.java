@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
-import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 

@@ -13,8 +13,8 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
-import org.sandbox4j.core.ErrorDetail;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.Json;
 
 /**
  * One Engine API endpoint: a client for control calls, bounded by the command timeout, and one

@@ -13,7 +13,7 @@ final class ErrorText {
 
     static String bounded(String text) {
         String line = String.valueOf(text).replaceAll("\\s+", " ").strip();
-        return org.sandbox4j.core.GuestText.escape(line.length() <= MAX_CHARS ? line
+        return org.sandbox4j.core.spi.GuestText.escape(line.length() <= MAX_CHARS ? line
                 : line.substring(0, MAX_CHARS) + "…");
     }
 }

@@ -18,7 +18,7 @@ import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
 import dev.langchain4j.model.chat.request.json.JsonSchemaElement;
 import dev.langchain4j.model.chat.request.json.JsonStringSchema;
 
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /**
  * A kind's parameter schema (JSON Schema text) as LangChain4j's {@link JsonObjectSchema}, keyword

@@ -11,7 +11,7 @@ import dev.langchain4j.code.CodeExecutionEngine;
 
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.FileListing;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.tool.SandboxTool;
 
 /**

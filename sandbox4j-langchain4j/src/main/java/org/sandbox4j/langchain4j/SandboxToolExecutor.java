@@ -9,7 +9,7 @@ import dev.langchain4j.invocation.InvocationContext;
 import dev.langchain4j.service.tool.ToolExecutionResult;
 import dev.langchain4j.service.tool.ToolExecutor;
 
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.tool.SandboxTool;
 import org.sandbox4j.core.tool.ToolResult;

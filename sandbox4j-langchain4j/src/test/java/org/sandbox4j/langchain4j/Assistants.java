@@ -7,7 +7,7 @@ import dev.langchain4j.service.MemoryId;
 import dev.langchain4j.service.UserMessage;
 import dev.langchain4j.service.tool.ToolProvider;
 
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /** LangChain4j AI services as an application declares them, with and without a conversation. */
 final class Assistants {

@@ -9,7 +9,7 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 
 /**
  * A handle on one bubblewrap sandbox: file methods work host-side on its workspace (openat-relative,

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
@@ -16,7 +16,7 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
-import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 
 /**
  * What every local sandbox handle shares: file methods host-side on its workspace, a refusal once

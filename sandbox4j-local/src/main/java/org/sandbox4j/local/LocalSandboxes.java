@@ -13,13 +13,13 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import org.sandbox4j.core.ErrorDetail;
-import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
-import org.sandbox4j.core.TreeRemoval;
+import org.sandbox4j.core.spi.TreeRemoval;
 
 /**
  * The lifecycle every local backend shares: sandboxes made or adopted under a lock, disposed of

@@ -22,9 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.SandboxException;
-import org.sandbox4j.core.TreeRemoval;
+import org.sandbox4j.core.spi.TreeRemoval;
 
 /**
  * The on-disk record of one local backend type under a state root: one directory per sandbox

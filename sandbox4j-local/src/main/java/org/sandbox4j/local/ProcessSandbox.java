@@ -9,10 +9,10 @@ import java.util.Optional;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 
 /**
  * A handle on one {@link ProcessBackend} sandbox: a workspace on the host whose path is the

@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 
 /**
  * Puts each sandbox in its own control group (v2, or v1 with a v2 {@code cgroup.kill} beside it

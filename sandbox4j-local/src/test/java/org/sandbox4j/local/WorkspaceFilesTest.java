@@ -1,6 +1,6 @@
 package org.sandbox4j.local;
 
-import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.sandbox4j.local.WorkspaceFixture.INSIDE;

@@ -1,6 +1,6 @@
 package org.sandbox4j.local;
 
-import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -17,8 +17,8 @@ import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 
-import org.sandbox4j.core.GuestText;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.tool.ToolRefusal;
 import org.sandbox4j.core.tool.ToolResult;
 

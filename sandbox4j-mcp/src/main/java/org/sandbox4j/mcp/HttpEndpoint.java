@@ -22,7 +22,7 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 
 /**
  * A running streamable HTTP endpoint on a loopback address, from

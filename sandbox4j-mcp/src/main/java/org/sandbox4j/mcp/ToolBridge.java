@@ -15,7 +15,7 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.tool.SandboxTool;
 import org.sandbox4j.core.tool.ToolResult;

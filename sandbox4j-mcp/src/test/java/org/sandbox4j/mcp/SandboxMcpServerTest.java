@@ -217,7 +217,7 @@ class SandboxMcpServerTest {
         assertThat(tools).extracting(Tool::name).containsExactly(WHOAMI, CodeAct.TOOL_NAME);
         Tool execute = tools.get(1);
         assertThat(execute.description()).isEqualTo(codeAct.description());
-        assertThat(execute.inputSchema()).isEqualTo(org.sandbox4j.core.Json.parseObject(codeAct.parametersSchema()));
+        assertThat(execute.inputSchema()).isEqualTo(org.sandbox4j.core.spi.Json.parseObject(codeAct.parametersSchema()));
         assertThat(execute.outputSchema()).containsKey("properties");
         assertThat(execute.meta()).containsEntry(ToolBridge.REQUIRES_APPROVAL_META, false);
         assertThat(execute.annotations()).isNull();

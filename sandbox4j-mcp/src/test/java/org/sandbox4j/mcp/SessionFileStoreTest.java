@@ -14,7 +14,7 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.SandboxLandingFailed;
 import org.sandbox4j.core.SandboxThreadContextMissing;
 import org.sandbox4j.core.outputs.Artifact;

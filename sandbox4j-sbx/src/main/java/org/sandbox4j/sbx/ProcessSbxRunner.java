@@ -8,7 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 
 /** Runs the real {@code sbx} binary with the configured environment added to the host's. */
 final class ProcessSbxRunner implements SbxRunner {

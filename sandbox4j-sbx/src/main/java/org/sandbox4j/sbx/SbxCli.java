@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import org.sandbox4j.core.GuestText;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.sbx.SbxJson.Unreadable;
 

@@ -15,8 +15,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 import org.sandbox4j.core.Egress;
-import org.sandbox4j.core.GuestText;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.sbx.SbxJson.Unreadable;
 
 /**

@@ -2,7 +2,7 @@ package org.sandbox4j.sbx;
 
 import java.util.List;
 import java.util.Map;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /** Reading sbx's JSON answers in the shapes the sources show: anything else is {@link Unreadable}, never guessed. */
 final class SbxJson {

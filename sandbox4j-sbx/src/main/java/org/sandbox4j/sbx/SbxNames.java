@@ -1,7 +1,7 @@
 package org.sandbox4j.sbx;
 
 import java.util.List;
-import org.sandbox4j.core.KeyDigest;
+import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.SandboxKey;
 
 /**

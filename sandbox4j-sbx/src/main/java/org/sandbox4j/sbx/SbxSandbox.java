@@ -14,8 +14,8 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.GuestPaths;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
@@ -25,7 +25,7 @@ import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
-import org.sandbox4j.core.WorkspaceFiles;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
@@ -238,7 +238,7 @@ final class SbxSandbox implements Sandbox {
             WorkspaceOwner.handOver(workspace, host.get(), List.of(below.split("/")));
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, () -> "backend '" + backend.name() + "': " + GuestText.quote(confined)
-                    + " was written but stays owned by the host user: " + org.sandbox4j.core.ErrorDetail.of(e));
+                    + " was written but stays owned by the host user: " + org.sandbox4j.core.spi.ErrorDetail.of(e));
         }
     }
 

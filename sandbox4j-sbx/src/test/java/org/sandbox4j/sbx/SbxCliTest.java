@@ -171,9 +171,9 @@ class SbxCliTest {
                 .doesNotStartWith(names.keyPrefix(key));
         assertThat(names.name(new SandboxKey("s2", "t", "a"), "k")).doesNotStartWith(names.conversationPrefix("s", "t"));
         // Pinned: the same mapping in every process and release, or disposal misses what an older one made.
-        assertThat(name).isEqualTo("sandbox4j-" + org.sandbox4j.core.KeyDigest.ofParts(List.of("s", "t")).substring(0, 12)
-                + "-" + org.sandbox4j.core.KeyDigest.ofParts(List.of("s", "t", "a")).substring(0, 12) + "-"
-                + org.sandbox4j.core.KeyDigest.ofParts(List.of("k")).substring(0, 8));
+        assertThat(name).isEqualTo("sandbox4j-" + org.sandbox4j.core.spi.KeyDigest.ofParts(List.of("s", "t")).substring(0, 12)
+                + "-" + org.sandbox4j.core.spi.KeyDigest.ofParts(List.of("s", "t", "a")).substring(0, 12) + "-"
+                + org.sandbox4j.core.spi.KeyDigest.ofParts(List.of("k")).substring(0, 8));
     }
 
     @Test

@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.tool.SandboxTool;
 import org.springframework.ai.chat.model.ToolContext;

@@ -8,7 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import org.sandbox4j.core.FileStore;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 
 /** An immutable {@link FileStore} held in memory, for tests. */
 public final class InMemoryFileStore implements FileStore {

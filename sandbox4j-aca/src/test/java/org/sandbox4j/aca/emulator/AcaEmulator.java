@@ -1865,8 +1865,8 @@ public final class AcaEmulator implements AutoCloseable {
     /** As the service removes a sandbox's disk: whole, however deep its guest made it, never following a link. */
     private static void removeTree(Path root) {
         try {
-            org.sandbox4j.core.TreeRemoval.remove(root, org.sandbox4j.core.TreeRemoval.Mode.PROCESSES_STOPPED,
-                    org.sandbox4j.core.TreeRemoval.DEFAULT_DEADLINE);
+            org.sandbox4j.core.spi.TreeRemoval.remove(root, org.sandbox4j.core.spi.TreeRemoval.Mode.PROCESSES_STOPPED,
+                    org.sandbox4j.core.spi.TreeRemoval.DEFAULT_DEADLINE);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * JSON for the emulator and its tests. Reading is core's strict reader ({@link org.sandbox4j.core.Json}): objects are
+ * JSON for the emulator and its tests. Reading is core's strict reader ({@link org.sandbox4j.core.spi.Json}): objects are
  * unmodifiable {@code Map<String, Object>}s, arrays {@code List<Object>}s, numbers {@link BigDecimal}s, plus String,
  * Boolean and null. Writing (the service's answers) is here, with string literals quoted by core.
  */
@@ -17,12 +17,12 @@ public final class Json {
 
     /** Parses one JSON value; throws IllegalArgumentException on malformed input or trailing garbage. */
     public static Object parse(String text) {
-        return org.sandbox4j.core.Json.parse(text);
+        return org.sandbox4j.core.spi.Json.parse(text);
     }
 
     /** Parses one JSON object; throws IllegalArgumentException on anything else. */
     public static Map<String, Object> parseObject(String text) {
-        return org.sandbox4j.core.Json.parseObject(text);
+        return org.sandbox4j.core.spi.Json.parseObject(text);
     }
 
     /** Serialises maps, iterables, strings, numbers, booleans and null. */
@@ -78,7 +78,7 @@ public final class Json {
     }
 
     private static void quote(StringBuilder b, String s) {
-        b.append(org.sandbox4j.core.Json.quote(s));
+        b.append(org.sandbox4j.core.spi.Json.quote(s));
     }
 
     /** Builds an insertion-ordered map from alternating keys and values (for tests and responses). */

@@ -6,8 +6,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-import org.sandbox4j.core.ErrorDetail;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Identity;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.TransferLimits;

@@ -10,8 +10,8 @@ import java.util.SortedSet;
 import java.util.StringJoiner;
 import java.util.TreeSet;
 
-import org.sandbox4j.core.GuestPaths;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.NameNormalization;
 import org.sandbox4j.core.SandboxArtifactNameInvalid;
 

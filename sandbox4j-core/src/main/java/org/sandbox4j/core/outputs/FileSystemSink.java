@@ -25,7 +25,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.BiFunction;
 
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxLandingFailed;
 import org.sandbox4j.core.SandboxLandingNotConfined;

@@ -10,7 +10,7 @@ import java.util.StringJoiner;
 
 import org.sandbox4j.core.DeclaredOutput;
 import org.sandbox4j.core.EntryKind;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.NameNormalization;
 import org.sandbox4j.core.OutputDisposition;
 import org.sandbox4j.core.Sandbox;

@@ -1,7 +1,7 @@
 package org.sandbox4j.core.spi;
 
 import java.time.Duration;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxTimeoutException;
 

@@ -3,7 +3,7 @@ package org.sandbox4j.core.tool;
 import java.util.Map;
 import java.util.Objects;
 
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 
 /**
  * A kind as a framework-neutral tool: what an adapter needs to present it to a model and to call

@@ -13,9 +13,9 @@ import java.util.function.Consumer;
 
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.Capability;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.GuestPathReclaim;
-import org.sandbox4j.core.Json;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.ReclaimFailure;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxInterrupted;

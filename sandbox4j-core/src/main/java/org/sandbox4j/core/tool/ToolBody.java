@@ -10,7 +10,7 @@ public interface ToolBody {
      * Serves one call.
      *
      * @param call      this call's key, acquire and guest path (see {@link ToolCall})
-     * @param arguments the model's arguments, decoded from JSON (see {@link org.sandbox4j.core.Json});
+     * @param arguments the model's arguments, decoded from JSON (see {@link org.sandbox4j.core.spi.Json});
      *                  unmodifiable
      * @return the model-facing result
      * @throws ToolRefusal to end the call with a sentence for the model

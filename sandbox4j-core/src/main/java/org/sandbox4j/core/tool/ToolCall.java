@@ -9,7 +9,7 @@ import java.util.Objects;
 import java.util.UUID;
 
 import org.sandbox4j.core.CallerContext;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.FileStore;
 import org.sandbox4j.core.NoSandboxBackend;
 import org.sandbox4j.core.Sandbox;

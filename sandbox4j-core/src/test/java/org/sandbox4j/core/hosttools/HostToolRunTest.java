@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.sandbox4j.core.GuestText;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Identity;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.TransferLimits;

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.opentest4j.TestAbortedException;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;

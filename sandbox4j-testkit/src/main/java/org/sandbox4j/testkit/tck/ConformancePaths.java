@@ -2,7 +2,7 @@ package org.sandbox4j.testkit.tck;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.spi.GuestPaths;
 
 /**
  * The layout every file probe shares, under one suite run's working directory. {@link #outside()}

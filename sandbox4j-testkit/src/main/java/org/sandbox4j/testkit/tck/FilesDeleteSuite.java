@@ -7,7 +7,7 @@ import static org.sandbox4j.testkit.tck.FileProbes.utf8;
 
 import java.util.List;
 import org.sandbox4j.core.Capability;
-import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxPathNotConfined;

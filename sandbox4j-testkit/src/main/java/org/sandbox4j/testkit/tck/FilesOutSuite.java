@@ -7,7 +7,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.EntryKind;
-import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;

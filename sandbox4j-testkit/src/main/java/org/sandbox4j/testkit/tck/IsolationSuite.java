@@ -16,7 +16,7 @@ import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.Assumptions;
 import org.sandbox4j.core.Capability;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxException;

@@ -6,7 +6,7 @@ import java.util.Objects;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.Sandbox;
 
 /**

@@ -2,7 +2,7 @@ package org.sandbox4j.testkit.tck;
 
 import java.lang.System.Logger.Level;
 import java.util.UUID;
-import org.sandbox4j.core.ErrorDetail;
+import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;

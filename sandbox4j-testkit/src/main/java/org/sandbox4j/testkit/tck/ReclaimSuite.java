@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.GuestPathReclaim;
-import org.sandbox4j.core.GuestPaths;
+import org.sandbox4j.core.spi.GuestPaths;
 
 /**
  * RECLAIM: {@link GuestPathReclaim#reclaim}, the per-call clean-up every tool call runs in its

@@ -1,4 +1,4 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
 /**
  * Guest- or model-supplied text quoted into a message: single-quoted, cut to

@@ -1,5 +1,6 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.EntryKind;
 import java.util.Optional;
 
 /**

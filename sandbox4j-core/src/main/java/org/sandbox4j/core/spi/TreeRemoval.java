@@ -1,5 +1,6 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.SandboxOperationNotSupported;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryIteratorException;

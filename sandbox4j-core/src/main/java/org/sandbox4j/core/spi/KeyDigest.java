@@ -1,4 +1,4 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -1,5 +1,8 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxPathNotConfined;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

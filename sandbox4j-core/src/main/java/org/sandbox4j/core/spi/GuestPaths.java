@@ -1,5 +1,9 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxPathNotConfined;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;

@@ -1,5 +1,6 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.SandboxDisposed;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;

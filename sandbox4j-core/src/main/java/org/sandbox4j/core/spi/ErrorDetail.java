@@ -1,4 +1,4 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
 /**
  * One line describing an exception for the log: {@code "<Type>: <message>"}, then each cause.

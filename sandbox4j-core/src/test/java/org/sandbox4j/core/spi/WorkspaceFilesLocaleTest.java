@@ -1,5 +1,6 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.SandboxFileException;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;

@@ -1,5 +1,11 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxSpec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,8 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;

@@ -1,4 +1,4 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;

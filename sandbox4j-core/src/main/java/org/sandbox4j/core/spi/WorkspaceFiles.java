@@ -1,5 +1,19 @@
-package org.sandbox4j.core;
+package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxIsADirectory;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxNotARegularFile;
+import org.sandbox4j.core.SandboxOperationNotSupported;
+import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.core.TransferLimits;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
