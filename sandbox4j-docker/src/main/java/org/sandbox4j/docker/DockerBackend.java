@@ -22,7 +22,6 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,6 +57,7 @@ import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.egress.GuestBridge;
 import org.sandbox4j.egress.GuestProxyEnvironment;
+import org.sandbox4j.core.spi.GuestEnvironment;
 
 /**
  * Runs each sandbox in a container of a Docker Engine API endpoint: Docker itself, or Podman's
@@ -98,15 +98,6 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     public static final Duration DEFAULT_PULL_TIMEOUT = Duration.ofMinutes(10);
     /** The guest directory where an allowlisting sandbox finds its proxy socket. */
     public static final String GUEST_EGRESS_DIRECTORY = "/run/sandbox4j-egress";
-    /** The environment every guest starts from, beside the image's own (its PATH among it). */
-    public static final Map<String, String> GUEST_ENVIRONMENT = orderedMap(
-            "HOME", "/tmp",
-            "TMPDIR", "/tmp",
-            "USER", "sandbox",
-            "LOGNAME", "sandbox",
-            "LANG", "C.UTF-8",
-            "SHELL", "/bin/sh");
-
     /** The runtimes whose rung is known; any other is refused rather than guessed. */
     static final Map<String, Isolation> RUNTIME_RUNGS = Map.of(
             "runc", Isolation.CONTAINER,
@@ -362,7 +353,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                 .withNanoCPUs((long) (limits.cpus() * 1_000_000_000L))
                 .withTmpFs(Map.of("/tmp", "rw,nosuid,nodev,size=" + limits.tmpBytes() + ",mode=1777"))
                 .withMounts(mounts);
-        Map<String, String> environment = new LinkedHashMap<>(GUEST_ENVIRONMENT);
+        Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.BASE);
         if (egressDirectory.isPresent()) {
             environment.putAll(GuestProxyEnvironment.variables());
         }
@@ -861,14 +852,6 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         byte[] bytes = new byte[count];
         RANDOM.nextBytes(bytes);
         return bytes;
-    }
-
-    private static Map<String, String> orderedMap(String... pairs) {
-        Map<String, String> map = new LinkedHashMap<>();
-        for (int i = 0; i < pairs.length; i += 2) {
-            map.put(pairs[i], pairs[i + 1]);
-        }
-        return Collections.unmodifiableMap(map);
     }
 
     /** Where a backend keeps its egress sockets unless told otherwise: short, owner-only, per user. */

@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,6 +36,7 @@ import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
+import org.sandbox4j.core.spi.GuestEnvironment;
 
 /**
  * Runs each sandbox in Linux namespaces through the {@code bwrap} binary (bubblewrap): no daemon,
@@ -74,16 +74,6 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     public static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     /** The guest directory where an allowlisting sandbox finds its proxy socket. */
     public static final String GUEST_EGRESS_DIRECTORY = "/run/sandbox4j-egress";
-    /** The environment every guest starts from (the host's never reaches it). */
-    public static final Map<String, String> GUEST_ENVIRONMENT = orderedMap(
-            "PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
-            "HOME", "/tmp",
-            "TMPDIR", "/tmp",
-            "USER", "sandbox",
-            "LOGNAME", "sandbox",
-            "LANG", "C.UTF-8",
-            "SHELL", "/bin/sh");
-
     static final String TYPE = "bubblewrap";
     private static final String INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
             + "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap) or name the binary with "
@@ -334,7 +324,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         egress.ifPresent(link -> argv.addAll(List.of("--ro-bind", link.hostDirectory().toString(),
                 GUEST_EGRESS_DIRECTORY)));
         argv.addAll(List.of("--chdir", options.workingDirectory()));
-        Map<String, String> environment = new LinkedHashMap<>(GUEST_ENVIRONMENT);
+        Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
         egress.ifPresent(link -> environment.putAll(EgressLink.guestEnvironment()));
         environment.putAll(options.environment());
         environment.forEach((variable, value) -> argv.addAll(List.of("--setenv", variable, value)));
@@ -536,14 +526,6 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
             Thread.currentThread().interrupt();
             throw new SandboxException("interrupted while checking bwrap", e);
         }
-    }
-
-    private static Map<String, String> orderedMap(String... pairs) {
-        Map<String, String> map = new LinkedHashMap<>();
-        for (int i = 0; i < pairs.length; i += 2) {
-            map.put(pairs[i], pairs[i + 1]);
-        }
-        return java.util.Collections.unmodifiableMap(map);
     }
 
     /** Configures a {@link BubblewrapBackend}; every setting has a default. */

@@ -10,6 +10,7 @@ import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.WorkspaceFiles;
+import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * A handle on one bubblewrap sandbox: file methods work host-side on its workspace (openat-relative,
@@ -53,7 +54,7 @@ final class BubblewrapSandbox extends LocalSandbox {
         try {
             process = backend.processBuilder(argv).start();
         } catch (IOException e) {
-            throw ProcessRun.couldNotStart(backend.name(), "bwrap", e);
+            throw ExecRefusals.couldNotStart(backend.name(), "bwrap", e);
         }
         return supervise(process, BubblewrapSandbox::killLaunch, options, command.toShellLine(), start);
     }

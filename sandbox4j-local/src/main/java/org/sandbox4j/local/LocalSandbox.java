@@ -17,6 +17,7 @@ import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.spi.WorkspaceFiles;
+import org.sandbox4j.core.spi.ProcessPump;
 
 /**
  * What every local sandbox handle shares: file methods host-side on its workspace, a refusal once
@@ -101,7 +102,7 @@ abstract class LocalSandbox implements Sandbox {
      * A disposal before or during the run ends the call with {@link SandboxDisposed}, never with
      * whatever exit code the kill left.
      */
-    final ExecResult supervise(Process process, ProcessRun.TreeKill treeKill, ExecOptions options, String description,
+    final ExecResult supervise(Process process, ProcessPump.TreeKill treeKill, ExecOptions options, String description,
             long startNanos) {
         Optional<Launches.Registration> registration = Launches.register(directory, process);
         if (registration.isEmpty()) {
@@ -109,7 +110,7 @@ abstract class LocalSandbox implements Sandbox {
             throw disposedDuring(description, null);
         }
         try (Launches.Registration ignored = registration.get()) {
-            ExecResult result = ProcessRun.await(process, treeKill, options, description, backendName, startNanos);
+            ExecResult result = ProcessPump.await(process, treeKill, options, description, backendName, startNanos);
             if (retired()) {
                 throw disposedDuring(description, null);
             }

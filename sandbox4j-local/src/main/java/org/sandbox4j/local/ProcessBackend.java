@@ -30,6 +30,7 @@ import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.GuestEnvironment;
 
 /**
  * The honest fallback for hosts without namespaces (macOS, locked-down containers, hosts without
@@ -210,7 +211,7 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
 
     /** The environment a command starts from: fixed variables, the sandbox's own HOME and TMPDIR, the caller's. */
     Map<String, String> environment(Path directory, Path workspace, ExecOptions options) {
-        Map<String, String> environment = new LinkedHashMap<>(BubblewrapBackend.GUEST_ENVIRONMENT);
+        Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
         environment.put("HOME", workspace.toString());
         environment.put("TMPDIR", directory.resolve(TMP).toString());
         environment.put("USER", System.getProperty("user.name"));

@@ -13,6 +13,7 @@ import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.WorkspaceFiles;
+import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * A handle on one {@link ProcessBackend} sandbox: a workspace on the host whose path is the
@@ -64,7 +65,7 @@ final class ProcessSandbox extends LocalSandbox {
         try {
             process = builder.start();
         } catch (IOException e) {
-            throw ProcessRun.couldNotStart(backend.name(), "setsid", e);
+            throw ExecRefusals.couldNotStart(backend.name(), "setsid", e);
         }
         return supervise(process, started -> backend.killTree(started, marker), options, command.toShellLine(), start);
     }

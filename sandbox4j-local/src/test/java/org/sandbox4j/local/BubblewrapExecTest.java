@@ -24,6 +24,7 @@ import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.GuestEnvironment;
 
 /** What a guest sees and how its output arrives, beyond what the TCK checks. */
 @EnabledOnOs(OS.LINUX)
@@ -77,7 +78,7 @@ class BubblewrapExecTest {
         ExecResult result = sandbox.exec(Command.argv("env"), ExecOptions.in(WORK, TIMEOUT)
                 .withEnvironment(Map.of("CALLER_VARIABLE", "given", "LANG", "C")));
 
-        Map<String, String> expected = new LinkedHashMap<>(BubblewrapBackend.GUEST_ENVIRONMENT);
+        Map<String, String> expected = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
         expected.put("CALLER_VARIABLE", "given");
         expected.put("LANG", "C");
         // bwrap --chdir sets PWD to the guest working directory, as any shell would; nothing from the host.

@@ -18,8 +18,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.EntryKind;
-import org.sandbox4j.core.spi.ErrorDetail;
-import org.sandbox4j.core.ExecListener;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.ExecStream;
@@ -36,7 +34,7 @@ import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxNotARegularFile;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.TransferLimits;
-import org.sandbox4j.core.spi.ExecRefusals;
+import org.sandbox4j.core.spi.ExecCapture;
 
 /**
  * A {@link Sandbox} held entirely in memory, for tests: a guest file system of regular files,
@@ -69,7 +67,6 @@ import org.sandbox4j.core.spi.ExecRefusals;
  */
 public final class InMemorySandbox implements Sandbox {
 
-    private static final System.Logger LOG = System.getLogger(InMemorySandbox.class.getName());
 
     private static final String ROOT = "/";
     private static final String SEPARATOR = "/";
@@ -484,36 +481,17 @@ public final class InMemorySandbox implements Sandbox {
         return defaultResult;
     }
 
+    /** The scripted result goes through the same capture every backend's output does: one cap, one listener rule. */
     private static void deliverWithinCap(String shellLine, ExecResult result, ExecOptions options) {
-        byte[] stdout = result.stdout();
-        byte[] stderr = result.stderr();
-        long cap = options.outputCapBytes();
-        Optional<ExecListener> listener = options.listener();
-        if (listener.isPresent()) {
-            long remaining = deliver(listener.get(), ExecStream.STDOUT, stdout, cap);
-            deliver(listener.get(), ExecStream.STDERR, stderr, remaining);
+        ExecCapture capture = new ExecCapture(options, "in-memory");
+        long total = (long) result.stdout().length + result.stderr().length;
+        if (capture.offer(ExecStream.STDOUT, result.stdout())) {
+            capture.offer(ExecStream.STDERR, result.stderr());
         }
-        long total = (long) stdout.length + stderr.length;
-        if (total > cap) {
-            throw ExecRefusals.outputCapExceeded(shellLine, cap, "was stopped (" + total + " bytes came)");
+        Optional<RuntimeException> refused = capture.refusal(shellLine, "was stopped (" + total + " bytes came)");
+        if (refused.isPresent()) {
+            throw refused.get();
         }
-    }
-
-    /** Hands the listener as much of {@code bytes} as {@code allowance} permits; returns what is left of it. */
-    private static long deliver(ExecListener listener, ExecStream stream, byte[] bytes, long allowance) {
-        int length = (int) Math.min(bytes.length, allowance);
-        if (length <= 0) {
-            return allowance;
-        }
-        byte[] chunk = new byte[length];
-        System.arraycopy(bytes, 0, chunk, 0, length);
-        try {
-            listener.onOutput(stream, chunk);
-        } catch (RuntimeException failure) {
-            // The contract: a failing listener is logged and does not stop the command.
-            LOG.log(System.Logger.Level.WARNING, "an exec listener failed on " + stream + ": " + ErrorDetail.of(failure));
-        }
-        return allowance - length;
     }
 
     /** Plants one entry at run time, refusing shapes no guest has (what the builder refuses for seeds). */

@@ -1,13 +1,16 @@
 package org.sandbox4j.core.spi;
 
+import java.io.IOException;
 import java.time.Duration;
-import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxTimeoutException;
 
 /**
- * The two ways an exec is ended for the caller, worded once for every backend: past its output
- * cap, past its timeout. Each names the command (quoted and escaped: it is the caller's, and may
+ * The ways an exec is ended for the caller other than by the command's own exit, worded once for
+ * every backend: past its output cap, past its timeout, the host unable to hold its output, the
+ * caller's thread interrupted, the launcher unable to start. Each names the command (quoted and escaped: it is the caller's, and may
  * be long or hold control characters), the bound, how the backend ended it, and the fix.
  */
 public final class ExecRefusals {
@@ -34,5 +37,35 @@ public final class ExecRefusals {
     public static SandboxTimeoutException timedOut(String shellLine, Duration timeout, String ended) {
         return new SandboxTimeoutException("the command " + GuestText.quote(shellLine) + " ran past its timeout of "
                 + timeout.toMillis() + " ms and " + ended + ": raise the timeout, or make the command finish sooner");
+    }
+
+    /**
+     * The host could not keep what the command printed (its heap ran out): nothing is returned as
+     * if it were whole.
+     */
+    public static SandboxExecOutputLimitExceeded hostCouldNotHold(String shellLine, Throwable cause) {
+        return new SandboxExecOutputLimitExceeded("the host could not hold the output of " + GuestText.quote(shellLine)
+                + " (" + ErrorDetail.of(cause) + ") and killed the command; nothing of its output is returned: "
+                + "lower the output cap, give this JVM more heap, or write large results to a file and read that",
+                cause);
+    }
+
+    /**
+     * @param ended how the backend ended the command, e.g. "the command was killed with every process it started"
+     */
+    public static SandboxInterrupted interrupted(String shellLine, String ended, InterruptedException cause) {
+        return new SandboxInterrupted("the thread running " + GuestText.quote(shellLine) + " was interrupted; "
+                + ended, cause);
+    }
+
+    /**
+     * The host could not start the program that launches guest commands: a fault of this host,
+     * never the command's exit code.
+     *
+     * @param launcher the host program, e.g. "bwrap"
+     */
+    public static SandboxException couldNotStart(String backendName, String launcher, IOException cause) {
+        return new SandboxException("backend '" + backendName + "' could not start " + launcher + ": "
+                + ErrorDetail.of(cause), cause);
     }
 }

@@ -12,6 +12,8 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
+import org.sandbox4j.core.spi.ExecRefusals;
+import org.sandbox4j.core.spi.ProcessPump;
 
 /**
  * One sandbox of {@link NamespaceShellBackend}: its private storage, mounted at the work base for
@@ -46,9 +48,9 @@ final class NamespaceShellSandbox implements Sandbox {
         try {
             process = builder.start();
         } catch (IOException e) {
-            throw CommandRun.couldNotStart(launcher.backendName(), e);
+            throw ExecRefusals.couldNotStart(launcher.backendName(), "unshare(1)", e);
         }
-        return CommandRun.await(process, options, command.toShellLine(), launcher.backendName(), start);
+        return ProcessPump.await(process, Process::destroyForcibly, options, command.toShellLine(), launcher.backendName(), start);
     }
 
     @Override
