@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.time.Duration;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxTimeoutException;
 
 /**
@@ -67,5 +69,21 @@ public final class ExecRefusals {
     public static SandboxException couldNotStart(String backendName, String launcher, IOException cause) {
         return new SandboxException("backend '" + backendName + "' could not start " + launcher + ": "
                 + ErrorDetail.of(cause), cause);
+    }
+
+    /**
+     * The exec's working directory does not exist in the guest: nothing ran. Every backend reports
+     * this so, never as an exit code of the launcher or the command.
+     */
+    public static SandboxFileNotFound workingDirectoryMissing(String workingDirectory) {
+        return new SandboxFileNotFound("the working directory " + GuestText.quote(workingDirectory) + " does not "
+                + "exist in the sandbox, so nothing ran: create it first (writeFile creates a file's parents), or run "
+                + "in one that exists");
+    }
+
+    /** The exec's working directory is a file (or anything but a directory) in the guest: nothing ran. */
+    public static SandboxNotADirectory workingDirectoryNotADirectory(String workingDirectory) {
+        return new SandboxNotADirectory("the working directory " + GuestText.quote(workingDirectory) + " is not a "
+                + "directory in the sandbox, so nothing ran: run in a directory");
     }
 }
