@@ -23,18 +23,12 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
-import org.sandbox4j.core.spi.NoFollowStat;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
-import org.sandbox4j.core.SandboxFileException;
-import org.sandbox4j.core.SandboxFileNotFound;
-import org.sandbox4j.core.SandboxIsADirectory;
-import org.sandbox4j.core.SandboxNotADirectory;
-import org.sandbox4j.core.SandboxNotARegularFile;
-import org.sandbox4j.core.SandboxTransferCapExceeded;
-import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.spi.ExecCapture;
+import org.sandbox4j.core.spi.ConfinedFiles;
+import java.util.function.Function;
 
 /**
  * A {@link Sandbox} held entirely in memory, for tests: a guest file system of regular files,
@@ -70,8 +64,6 @@ public final class InMemorySandbox implements Sandbox {
 
     private static final String ROOT = "/";
     private static final String SEPARATOR = "/";
-    /** How {@link SandboxEntry#path()} spells the working directory itself. */
-    private static final String WORKING_DIRECTORY_ITSELF = ".";
     /** What a command prints when no scripted output matches, unless the builder says otherwise. */
     private static final String DEFAULT_STDOUT = "";
     private static final int SUCCESS = 0;
@@ -85,7 +77,7 @@ public final class InMemorySandbox implements Sandbox {
     private final Map<String, String> linkTargets = new TreeMap<>();
     private final List<RecordedCommand> commands = new ArrayList<>();
     private final List<RecordedProgram> programs = new ArrayList<>();
-    private final NoFollowStat noFollowStat = this::kindOf;
+    private final MapFiles files = new MapFiles();
 
     private final Map<String, ExecResult> outputs;
     private final ExecResult defaultResult;
@@ -115,81 +107,22 @@ public final class InMemorySandbox implements Sandbox {
      */
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        byte[] copy = TransferLimits.requireContent(content).clone();
-        synchronized (lock) {
-            String target = GuestPaths.confineWritePath(noFollowStat, path, workingDirectory);
-            // The walk stopped at the first missing component, so every missing one is created here.
-            for (String directory : GuestPaths.directoryChain(GuestPaths.parent(target))) {
-                if (kindOf(directory).isEmpty()) {
-                    directories.add(directory);
-                }
-            }
-            nonRegular.remove(target);
-            contents.put(target, copy);
-        }
+        files.writeFile(path, content, workingDirectory);
     }
 
     @Override
     public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        synchronized (lock) {
-            String target = GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, false);
-            return describe(target, workingDirectory);
-        }
+        return files.stat(path, workingDirectory);
     }
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        TransferLimits.requireMaxBytes(maxBytes);
-        synchronized (lock) {
-            String target = GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, false);
-            EntryKind kind = kindOf(target).orElseThrow(() -> new SandboxFileNotFound("nothing exists at "
-                    + GuestText.quote(path) + " in " + GuestText.quote(workingDirectory)
-                    + "; check the path and the working directory"));
-            switch (kind) {
-                case FILE:
-                    byte[] bytes = contents.get(target);
-                    if (bytes.length > maxBytes) {
-                        throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + bytes.length
-                                + " bytes, more than the " + maxBytes + " this read allows; nothing was read (a read "
-                                + "is refused whole, never truncated): raise the cap or make the file smaller");
-                    }
-                    return bytes.clone();
-                case DIRECTORY:
-                    throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only regular files are "
-                            + "read (list it with listDir)");
-                case SYMLINK:
-                    throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; only regular files are "
-                            + "read, and a link is never followed: read the file it names by its own path");
-                default:
-                    throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (a device, "
-                            + "socket or FIFO); only regular files are read");
-            }
-        }
+        return files.readFile(path, workingDirectory, maxBytes);
     }
 
     @Override
     public List<SandboxEntry> listDir(String path, String workingDirectory) {
-        synchronized (lock) {
-            String directory = GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, true);
-            EntryKind kind = kindOf(directory).orElseThrow(() -> new SandboxFileNotFound("nothing exists at "
-                    + GuestText.quote(path) + " in " + GuestText.quote(workingDirectory)
-                    + "; check the path and the working directory"));
-            if (kind != EntryKind.DIRECTORY) {
-                throw new SandboxNotADirectory(GuestText.quote(path) + " is not a directory; stat it instead of "
-                        + "listing it");
-            }
-            SortedSet<String> names = new TreeSet<>();
-            String prefix = childPrefix(directory);
-            collectChildNames(contents.navigableKeySet(), prefix, names);
-            collectChildNames(symlinks, prefix, names);
-            collectChildNames(nonRegular, prefix, names);
-            collectChildNames(directories, prefix, names);
-            List<SandboxEntry> entries = new ArrayList<>(names.size());
-            for (String name : names) {
-                entries.add(describe(prefix + name, workingDirectory).orElseThrow());
-            }
-            return List.copyOf(entries);
-        }
+        return files.listDir(path, workingDirectory);
     }
 
     /**
@@ -198,30 +131,67 @@ public final class InMemorySandbox implements Sandbox {
      */
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
-        synchronized (lock) {
-            String target = GuestPaths.confineRemovalPath(path, workingDirectory);
-            GuestPaths.refuseSymlinkedParents(noFollowStat, target, workingDirectory, false);
-            Optional<EntryKind> kind = kindOf(target);
-            if (kind.isEmpty()) {
-                return;
+        files.remove(path, workingDirectory, recursive);
+    }
+
+    /** The maps as the kit's file primitives: every call holds the one lock from walk to primitive. */
+    private final class MapFiles extends ConfinedFiles<Object> {
+
+        @Override
+        protected <T> T call(String path, String operation, Function<Object, T> body) {
+            synchronized (lock) {
+                return body.apply(lock);
             }
-            switch (kind.get()) {
-                case FILE:
-                    contents.remove(target);
-                    break;
-                case SYMLINK:
-                    symlinks.remove(target);
-                    linkTargets.remove(target);
-                    break;
-                case OTHER:
-                    nonRegular.remove(target);
-                    break;
-                default:
-                    if (!recursive) {
-                        throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was "
-                                + "removed: pass recursive = true to remove it and everything under it");
-                    }
-                    removeTree(target);
+        }
+
+        @Override
+        protected Optional<Stat> lstat(Object call, String absolute) {
+            return kindOf(absolute).map(kind -> kind == EntryKind.FILE ? Stat.file(contents.get(absolute).length)
+                    : Stat.of(kind));
+        }
+
+        @Override
+        protected void write(Object call, String absolute, byte[] content, String path) {
+            // The walk stopped at the first missing component, so every missing one is created here.
+            for (String directory : GuestPaths.directoryChain(GuestPaths.parent(absolute))) {
+                if (kindOf(directory).isEmpty()) {
+                    directories.add(directory);
+                }
+            }
+            nonRegular.remove(absolute);
+            contents.put(absolute, content.clone());
+        }
+
+        @Override
+        protected byte[] read(Object call, String absolute, Stat stat, long cap, String path) {
+            return contents.get(absolute).clone();
+        }
+
+        @Override
+        protected Map<String, Stat> list(Object call, String absolute, String path) {
+            SortedSet<String> names = new TreeSet<>();
+            String prefix = childPrefix(absolute);
+            collectChildNames(contents.navigableKeySet(), prefix, names);
+            collectChildNames(symlinks, prefix, names);
+            collectChildNames(nonRegular, prefix, names);
+            collectChildNames(directories, prefix, names);
+            Map<String, Stat> children = new TreeMap<>();
+            for (String name : names) {
+                children.put(name, lstat(call, prefix + name).orElseThrow());
+            }
+            return children;
+        }
+
+        @Override
+        protected void unlink(Object call, String absolute, Stat stat, String path) {
+            switch (stat.kind()) {
+                case FILE -> contents.remove(absolute);
+                case SYMLINK -> {
+                    symlinks.remove(absolute);
+                    linkTargets.remove(absolute);
+                }
+                case OTHER -> nonRegular.remove(absolute);
+                case DIRECTORY -> removeTree(absolute);
             }
         }
     }
@@ -431,25 +401,6 @@ public final class InMemorySandbox implements Sandbox {
             int slash = below.indexOf(SEPARATOR);
             names.add(slash < 0 ? below : below.substring(0, slash));
         }
-    }
-
-    private Optional<SandboxEntry> describe(String absolutePath, String workingDirectory) {
-        String relative = GuestPaths.relativeTo(absolutePath, workingDirectory)
-                .map(below -> below.isEmpty() ? WORKING_DIRECTORY_ITSELF : below)
-                .orElseThrow(() -> new IllegalStateException(absolutePath + " was confined but is not below "
-                        + workingDirectory));
-        return kindOf(absolutePath).map(kind -> {
-            switch (kind) {
-                case FILE:
-                    return SandboxEntry.file(relative, contents.get(absolutePath).length);
-                case DIRECTORY:
-                    return SandboxEntry.directory(relative);
-                case SYMLINK:
-                    return SandboxEntry.symlink(relative);
-                default:
-                    return SandboxEntry.other(relative);
-            }
-        });
     }
 
     private void removeTree(String directory) {

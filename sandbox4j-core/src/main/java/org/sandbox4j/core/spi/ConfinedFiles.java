@@ -1,0 +1,226 @@
+package org.sandbox4j.core.spi;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.function.Function;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.TransferLimits;
+
+/**
+ * The five file methods of a {@link org.sandbox4j.core.Sandbox}, written once: each final method
+ * confines the caller's path, walks every ancestor from {@code /} with the backend's no-follow
+ * {@link #lstat}, refuses what every backend refuses (a link on the way, a link or directory as a
+ * write's leaf, the working directory as a write's or a removal's target — before any walk — a
+ * read of anything but a regular file or past its cap, a listing of a non-directory or past the
+ * host's ceilings, a directory removed without {@code recursive}), and only then calls one of a
+ * few primitives with the confined absolute path. A backend extends this and implements the
+ * primitives; its sandbox's file methods delegate here.
+ *
+ * <p>A backend whose guest can race the walk (it runs while the guest does) makes its primitives
+ * no-follow as well: the walk is the refusal that names the problem, not the only defence.
+ *
+ * @param <C> what one call holds from start to end: an open handle, a memo of stats, or nothing
+ */
+public abstract class ConfinedFiles<C> {
+
+    /** How a listing names the working directory itself. */
+    public static final String WORKING_DIRECTORY_ITSELF = ".";
+
+    /**
+     * An entry as the backend's no-follow stat sees it.
+     *
+     * @param kind what is there (a link is {@link EntryKind#SYMLINK}, never its target)
+     * @param size a regular file's size; empty when unknown (fails closed: never taken as 0)
+     */
+    public record Stat(EntryKind kind, OptionalLong size) {
+        public Stat {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(size, "size");
+            size = kind == EntryKind.FILE ? size : OptionalLong.empty();
+        }
+
+        public static Stat of(EntryKind kind) {
+            return new Stat(kind, OptionalLong.empty());
+        }
+
+        public static Stat file(long size) {
+            return new Stat(EntryKind.FILE, OptionalLong.of(size));
+        }
+    }
+
+    /** No cap but the host's own ({@link HostCeilings}): for a backend whose specs set none. */
+    private static final TransferLimits HOST_CEILINGS_ONLY = new TransferLimits(Long.MAX_VALUE, Long.MAX_VALUE,
+            Integer.MAX_VALUE);
+
+    private final TransferLimits filesIn;
+    private final TransferLimits filesOut;
+
+    /**
+     * @param filesIn  the spec's {@code files_in} (a write's size)
+     * @param filesOut the spec's {@code files_out} (a read's cap)
+     */
+    protected ConfinedFiles(TransferLimits filesIn, TransferLimits filesOut) {
+        this.filesIn = Objects.requireNonNull(filesIn, "filesIn");
+        this.filesOut = Objects.requireNonNull(filesOut, "filesOut");
+    }
+
+    /** Bounded by the host's ceilings only. */
+    protected ConfinedFiles() {
+        this(HOST_CEILINGS_ONLY, HOST_CEILINGS_ONLY);
+    }
+
+    // ---------------------------------------------------------------- the primitives
+
+    /**
+     * Runs one file method's work with what it holds for the whole call (open a handle, start a
+     * memo, take a lock, put a deadline on it). {@code operation} names the call for messages.
+     */
+    protected abstract <T> T call(String path, String operation, Function<C, T> body);
+
+    /** The backend's unconfined no-follow stat of a normalised absolute guest path; empty when nothing is there. */
+    protected abstract Optional<Stat> lstat(C call, String absolute);
+
+    /**
+     * Writes {@code content} at {@code absolute}, creating the missing parents as directories. The
+     * leaf was not a link or a directory and no ancestor a link when the walk looked.
+     */
+    protected abstract void write(C call, String absolute, byte[] content, String path);
+
+    /**
+     * Reads the regular file at {@code absolute}, holding at most {@code cap} bytes: past it, refuse
+     * with {@link FileRefusals#readOverCap} (it may have grown since the stat).
+     */
+    protected abstract byte[] read(C call, String absolute, Stat stat, long cap, String path);
+
+    /**
+     * The names directly inside the directory at {@code absolute}, with what each is. At most
+     * {@link HostCeilings#MAX_LISTED_ENTRIES} may be held: refuse with
+     * {@link FileRefusals#listingTooLarge} past it, while reading.
+     */
+    protected abstract Map<String, Stat> list(C call, String absolute, String path);
+
+    /**
+     * Removes what is at {@code absolute} (a link as a link, never what it names); a directory
+     * only when {@code recursive} (already checked), with everything under it and no link inside
+     * followed.
+     */
+    protected abstract void unlink(C call, String absolute, Stat stat, String path);
+
+    // ---------------------------------------------------------------- the file methods
+
+    /** See {@link org.sandbox4j.core.Sandbox#writeFile(String, byte[], String)}. */
+    public final void writeFile(String path, byte[] content, String workingDirectory) {
+        filesIn.refuseOversizeWrite(content, path);
+        GuestPaths.confine(path, workingDirectory);
+        call(path, "write", call -> {
+            String confined = GuestPaths.confineWritePath(stat(call), path, workingDirectory);
+            write(call, confined, content, path);
+            return null;
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#stat(String, String)}. */
+    public final Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        GuestPaths.confine(path, workingDirectory);
+        return call(path, "describe", call -> {
+            String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, false);
+            return lstat(call, confined).map(found -> entry(relativeName(confined, workingDirectory), found));
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#readFile(String, String, long)}. */
+    public final byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        long cap = filesOut.readCap(maxBytes);
+        GuestPaths.confine(path, workingDirectory);
+        return call(path, "read", call -> {
+            String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, false);
+            Stat found = lstat(call, confined).orElseThrow(() -> FileRefusals.notFound(path, workingDirectory));
+            switch (found.kind()) {
+                case DIRECTORY -> throw FileRefusals.readOfADirectory(path);
+                case SYMLINK -> throw FileRefusals.readOfALink(path);
+                case OTHER -> throw FileRefusals.readOfASpecialFile(path);
+                case FILE -> {
+                    // Readable.
+                }
+            }
+            if (found.size().isPresent() && found.size().getAsLong() > cap) {
+                throw FileRefusals.readOverCap(path, found.size().getAsLong(), cap);
+            }
+            byte[] content = read(call, confined, found, cap, path);
+            if (content.length > cap) {
+                throw FileRefusals.readOverCap(path, content.length, cap);
+            }
+            return content;
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#listDir(String, String)}; sorted by name. */
+    public final List<SandboxEntry> listDir(String path, String workingDirectory) {
+        GuestPaths.confine(path, workingDirectory);
+        return call(path, "list", call -> {
+            String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, true);
+            Stat self = lstat(call, confined).orElseThrow(() -> FileRefusals.notFound(path, workingDirectory));
+            if (self.kind() != EntryKind.DIRECTORY) {
+                throw FileRefusals.listOfANonDirectory(path);
+            }
+            Map<String, Stat> children = list(call, confined, path);
+            if (children.size() > HostCeilings.MAX_LISTED_ENTRIES) {
+                throw FileRefusals.listingTooLarge(path);
+            }
+            String prefix = relativeName(confined, workingDirectory);
+            List<SandboxEntry> entries = new ArrayList<>(children.size());
+            for (Map.Entry<String, Stat> child : new TreeMap<>(children).entrySet()) {
+                String name = child.getKey();
+                entries.add(entry(prefix.equals(WORKING_DIRECTORY_ITSELF) ? name : prefix + "/" + name,
+                        child.getValue()));
+            }
+            return List.copyOf(entries);
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#remove(String, String, boolean)}; a missing path is success. */
+    public final void remove(String path, String workingDirectory, boolean recursive) {
+        String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
+        call(path, "remove", call -> {
+            GuestPaths.refuseSymlinkedParents(stat(call), confined, workingDirectory, false);
+            Optional<Stat> found = lstat(call, confined);
+            if (found.isEmpty()) {
+                return null;
+            }
+            if (found.get().kind() == EntryKind.DIRECTORY && !recursive) {
+                throw FileRefusals.removalNeedsRecursive(path);
+            }
+            unlink(call, confined, found.get(), path);
+            return null;
+        });
+    }
+
+    // ---------------------------------------------------------------- shared
+
+    /** How a listing or stat names {@code confined}: relative to the working directory, {@value #WORKING_DIRECTORY_ITSELF} for itself. */
+    public static String relativeName(String confined, String workingDirectory) {
+        return GuestPaths.relativeTo(confined, workingDirectory).filter(relative -> !relative.isEmpty())
+                .orElse(WORKING_DIRECTORY_ITSELF);
+    }
+
+    private NoFollowStat stat(C call) {
+        return absolute -> lstat(call, absolute).map(Stat::kind);
+    }
+
+    private static SandboxEntry entry(String relative, Stat stat) {
+        return switch (stat.kind()) {
+            case FILE -> stat.size().isPresent() ? SandboxEntry.file(relative, stat.size().getAsLong())
+                    : SandboxEntry.fileOfUnknownSize(relative);
+            case DIRECTORY -> SandboxEntry.directory(relative);
+            case SYMLINK -> SandboxEntry.symlink(relative);
+            case OTHER -> SandboxEntry.other(relative);
+        };
+    }
+}
