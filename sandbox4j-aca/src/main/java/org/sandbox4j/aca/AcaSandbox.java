@@ -4,8 +4,6 @@ import java.lang.System.Logger.Level;
 import java.math.BigDecimal;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +18,6 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
-import org.sandbox4j.core.spi.NoFollowStat;
 import org.sandbox4j.core.spi.PosixShell;
 import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.Sandbox;
@@ -33,13 +30,14 @@ import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxIsADirectory;
-import org.sandbox4j.core.SandboxNotADirectory;
-import org.sandbox4j.core.SandboxNotARegularFile;
 import org.sandbox4j.core.SandboxOutputSizeUnknown;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTimeoutException;
-import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.spi.ExecRefusals;
+import org.sandbox4j.core.spi.ConfinedFiles;
+import org.sandbox4j.core.spi.FileRefusals;
+import java.util.function.Function;
+import java.util.HashMap;
 
 /**
  * A handle on one ACA sandbox (its id). Every file method confines its path and walks the
@@ -65,11 +63,8 @@ final class AcaSandbox implements Sandbox {
     private final AcaBackend backend;
     private final AcaClient client;
     private final String id;
-    private final NoFollowStat rawStat = this::kindOf;
-
-    /** The spec's caps: every write and read is held to them before a byte moves. */
-    private final TransferLimits filesIn;
-    private final TransferLimits filesOut;
+    /** Held to the spec's caps: every write and read is checked before a byte moves. */
+    private final ServiceFiles files;
 
     AcaSandbox(AcaBackend backend, String id) {
         this(backend, id, TransferLimits.DEFAULT, TransferLimits.DEFAULT);
@@ -79,8 +74,7 @@ final class AcaSandbox implements Sandbox {
         this.backend = backend;
         this.client = backend.client();
         this.id = id;
-        this.filesIn = filesIn;
-        this.filesOut = filesOut;
+        this.files = new ServiceFiles(filesIn, filesOut);
     }
 
     /** This handle, held to {@code spec}'s per-file caps. */
@@ -216,166 +210,153 @@ final class AcaSandbox implements Sandbox {
 
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        filesIn.refuseOversizeWrite(content, path);
-        String confined = GuestPaths.confineWritePath(rawStat, path, workingDirectory);
-        AcaHttp.Response response;
-        try {
-            response = resumingOnce(() -> client.write(id, confined, content));
-        } catch (AcaHttp.AcaTimeout timedOut) {
-            throw fileCallTimedOut("writing", path, "a FIFO the guest put there never takes the bytes: write to a "
-                    + "regular file's path", timedOut);
-        }
-        if (response.status() == 400 && "PathIsDirectory".equals(AcaClient.errorCode(response).orElse(""))) {
-            throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; a write needs a file path");
-        }
-        answer(response, "write " + GuestText.quote(path));
+        files.writeFile(path, content, workingDirectory);
     }
 
     @Override
     public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
-        return rawEntry(confined).map(entry -> entry.describe(relative(confined, workingDirectory)));
+        return files.stat(path, workingDirectory);
     }
 
     @Override
-    public byte[] readFile(String path, String workingDirectory, long requestedMaxBytes) {
-        long maxBytes = filesOut.readCap(requestedMaxBytes);
-        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, false);
-        RawEntry entry = rawEntry(confined).orElseThrow(() -> new SandboxFileNotFound(GuestText.quote(path)
-                + " does not exist"));
-        switch (entry.kind()) {
-            case DIRECTORY:
-                throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; read a file");
-            case FILE:
-                break;
-            default:
-                throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (the service's reads "
-                        + "follow links, so links and special files are refused)");
-        }
-        if (entry.size().isEmpty()) {
-            throw new SandboxOutputSizeUnknown("the service did not report the size of " + GuestText.quote(path)
-                    + ", so it cannot be checked against the cap before reading; nothing was read");
-        }
-        if (entry.size().getAsLong() > maxBytes) {
-            throw tooLarge(path, entry.size().getAsLong(), maxBytes);
-        }
-        if (entry.size().getAsLong() == 0) {
-            // Nothing to fetch: and the service shows a FIFO as an empty file, whose read would wait for a writer.
-            return new byte[0];
-        }
-        AcaHttp.Response response;
-        try {
-            response = resumingOnce(() -> client.read(id, confined, maxBytes));
-        } catch (AcaHttp.AcaTimeout timedOut) {
-            throw fileCallTimedOut("reading", path, "a FIFO or a file still being written never ends: read a regular "
-                    + "file", timedOut);
-        } catch (AcaHttp.AnswerTooLarge grew) {
-            // It grew after the stat: refused with nothing kept, never truncated.
-            throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the cap of " + maxBytes
-                    + " bytes; nothing was returned (a read is refused, never truncated)");
-        }
-        if (pathNotFound(response)) {
-            throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
-        }
-        byte[] content = answer(response, "read " + GuestText.quote(path)).body();
-        if (content.length > maxBytes) {
-            throw tooLarge(path, content.length, maxBytes);
-        }
-        return content;
-    }
-
-    private static SandboxTransferCapExceeded tooLarge(String path, long size, long maxBytes) {
-        return new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + size + " bytes, more than the cap "
-                + "of " + maxBytes + "; nothing was returned (a read is refused, never truncated)");
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        return files.readFile(path, workingDirectory, maxBytes);
     }
 
     @Override
     public List<SandboxEntry> listDir(String path, String workingDirectory) {
-        String confined = GuestPaths.refuseSymlinkedParents(rawStat, path, workingDirectory, true);
-        RawEntry self = rawEntry(confined).orElseThrow(() -> new SandboxFileNotFound(GuestText.quote(path)
-                + " does not exist"));
-        if (self.kind() != EntryKind.DIRECTORY) {
-            throw new SandboxNotADirectory(GuestText.quote(path) + " is not a directory");
-        }
-        AcaHttp.Response response = resumingOnce(() -> client.list(id, confined));
-        if (pathNotFound(response)) {
-            throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
-        }
-        Map<String, Object> listing = client.object(answer(response, "list " + GuestText.quote(path)));
-        if (!(listing.get("entries") instanceof List<?> entries)) {
-            throw unreadable("list " + GuestText.quote(path), "no 'entries' array");
-        }
-        if (entries.size() > HostCeilings.MAX_LISTED_ENTRIES) {
-            throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than "
-                    + HostCeilings.MAX_LISTED_ENTRIES + " entries, more than one listing returns; nothing was listed: "
-                    + "list a subdirectory, or have the guest summarise it through exec");
-        }
-        List<SandboxEntry> result = new ArrayList<>();
-        for (Object item : entries) {
-            Map<String, Object> object = AcaJson.asObject(item);
-            if (object == null) {
-                throw unreadable("list " + GuestText.quote(path), "an entry that is not an object");
-            }
-            RawEntry entry = RawEntry.of(object, this);
-            String entryPath = AcaJson.text(object, "path");
-            if (entryPath == null) {
-                throw unreadable("list " + GuestText.quote(path), "an entry without 'path'");
-            }
-            String normal = GuestPaths.normalize(entryPath);
-            if (!GuestPaths.parent(normal).equals(confined) || GuestPaths.relativeTo(normal, workingDirectory).isEmpty()) {
-                throw new SandboxPathNotConfined("the listing of " + GuestText.quote(path) + " named "
-                        + GuestText.quote(entryPath) + ", which is not directly inside it; the listing was refused");
-            }
-            result.add(entry.describe(relative(normal, workingDirectory)));
-        }
-        result.sort(Comparator.comparing(SandboxEntry::path));
-        return result;
+        return files.listDir(path, workingDirectory);
     }
 
-    /**
-     * Removes what {@code path} names, never what a link there points to. The removal itself is
-     * {@code rm -f} or {@code rm -rf} run through {@code executeShellCommand} (the path POSIX-quoted),
-     * not the files API's DELETE: POSIX {@code rm} unlinks a link operand and never follows a link
-     * inside a tree, whereas whether the service's DELETE follows links is not established, and a
-     * guess that is wrong would delete outside the working directory. The path is confined and its
-     * ancestors walked first; afterwards a raw stat checks that it is gone.
-     */
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
-        // The working directory is refused before the walk, as on every backend.
-        String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
-        GuestPaths.refuseSymlinkedParents(rawStat, confined, workingDirectory, false);
-        Optional<RawEntry> entry = rawEntry(confined);
-        if (entry.isEmpty()) {
-            return;
+        files.remove(path, workingDirectory, recursive);
+    }
+
+    /** The service's files API (and, for removal, its shell) as the kit's file primitives. */
+    private final class ServiceFiles extends ConfinedFiles<Object> {
+
+        ServiceFiles(TransferLimits filesIn, TransferLimits filesOut) {
+            super(filesIn, filesOut);
         }
-        if (entry.get().kind() == EntryKind.DIRECTORY && !recursive) {
-            throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was removed: pass "
-                    + "recursive = true to remove it and everything under it");
+
+        @Override
+        protected <T> T call(String path, String operation, Function<Object, T> body) {
+            return body.apply(null);
         }
-        String operation = "remove " + GuestText.quote(path);
-        String line = PosixShell.join(List.of("rm", recursive ? "-rf" : "-f", "--", confined));
-        Map<String, Object> result;
-        try {
-            result = client.object(answer(resumingOnce(() -> client.exec(id, line, ROOT,
-                    backend.config().readTimeout(), AcaHttp.MAX_ANSWER_BYTES)), operation));
-        } catch (AcaHttp.AcaTimeout timedOut) {
-            throw new SandboxTimeoutException("removing " + GuestText.quote(path) + " did not finish within the read "
-                    + "timeout; whether anything was removed is unknown");
+
+        @Override
+        protected Optional<Stat> lstat(Object call, String absolute) {
+            return rawEntry(absolute).map(entry -> new Stat(entry.kind(), entry.size()));
         }
-        if (!(result.get("exitCode") instanceof BigDecimal code) || code.signum() != 0 || rawEntry(confined).isPresent()) {
-            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': " + operation + " in " + id + " answered "
-                    + AcaJson.write(result));
-            throw new SandboxFileException("the sandbox could not " + operation + " (details in the log)");
+
+        @Override
+        protected void write(Object call, String confined, byte[] content, String path) {
+            AcaHttp.Response response;
+            try {
+                response = resumingOnce(() -> client.write(id, confined, content));
+            } catch (AcaHttp.AcaTimeout timedOut) {
+                throw fileCallTimedOut("writing", path, "a FIFO the guest put there never takes the bytes: write to a "
+                        + "regular file's path", timedOut);
+            }
+            if (response.status() == 400 && "PathIsDirectory".equals(AcaClient.errorCode(response).orElse(""))) {
+                throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; a write needs a file path");
+            }
+            answer(response, "write " + GuestText.quote(path));
+        }
+
+        /** The service's reads follow links; the walk and this stat refused a link before the read is sent. */
+        @Override
+        protected byte[] read(Object call, String confined, Stat stat, long cap, String path) {
+            if (stat.size().isEmpty()) {
+                throw new SandboxOutputSizeUnknown("the service did not report the size of " + GuestText.quote(path)
+                        + ", so it cannot be checked against the cap before reading; nothing was read");
+            }
+            if (stat.size().getAsLong() == 0) {
+                // Nothing to fetch: and the service shows a FIFO as an empty file, whose read would wait for a writer.
+                return new byte[0];
+            }
+            AcaHttp.Response response;
+            try {
+                response = resumingOnce(() -> client.read(id, confined, cap));
+            } catch (AcaHttp.AcaTimeout timedOut) {
+                throw fileCallTimedOut("reading", path, "a FIFO or a file still being written never ends: read a "
+                        + "regular file", timedOut);
+            } catch (AcaHttp.AnswerTooLarge grew) {
+                // It grew after the stat: refused with nothing kept, never truncated.
+                throw FileRefusals.readOverCap(path, -1, cap);
+            }
+            if (pathNotFound(response)) {
+                throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
+            }
+            return answer(response, "read " + GuestText.quote(path)).body();
+        }
+
+        @Override
+        protected Map<String, Stat> list(Object call, String confined, String path) {
+            AcaHttp.Response response = resumingOnce(() -> client.list(id, confined));
+            if (pathNotFound(response)) {
+                throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
+            }
+            Map<String, Object> listing = client.object(answer(response, "list " + GuestText.quote(path)));
+            if (!(listing.get("entries") instanceof List<?> entries)) {
+                throw unreadable("list " + GuestText.quote(path), "no 'entries' array");
+            }
+            if (entries.size() > HostCeilings.MAX_LISTED_ENTRIES) {
+                throw FileRefusals.listingTooLarge(path);
+            }
+            Map<String, Stat> children = new HashMap<>();
+            for (Object item : entries) {
+                Map<String, Object> object = AcaJson.asObject(item);
+                if (object == null) {
+                    throw unreadable("list " + GuestText.quote(path), "an entry that is not an object");
+                }
+                RawEntry entry = RawEntry.of(object, AcaSandbox.this);
+                String entryPath = AcaJson.text(object, "path");
+                if (entryPath == null) {
+                    throw unreadable("list " + GuestText.quote(path), "an entry without 'path'");
+                }
+                String normal = GuestPaths.normalize(entryPath);
+                if (!GuestPaths.parent(normal).equals(confined) || normal.equals(confined)) {
+                    throw new SandboxPathNotConfined("the listing of " + GuestText.quote(path) + " named "
+                            + GuestText.quote(entryPath) + ", which is not directly inside it; the listing was refused");
+                }
+                children.put(GuestPaths.fileName(normal), new Stat(entry.kind(), entry.size()));
+            }
+            return children;
+        }
+
+        /**
+         * Removes what {@code path} names, never what a link there points to. The removal itself is
+         * {@code rm -f} or {@code rm -rf} run through {@code executeShellCommand} (the path POSIX-quoted),
+         * not the files API's DELETE: POSIX {@code rm} unlinks a link operand and never follows a link
+         * inside a tree, whereas whether the service's DELETE follows links is not established, and a
+         * guess that is wrong would delete outside the working directory. Afterwards a raw stat checks
+         * that it is gone.
+         */
+        @Override
+        protected void unlink(Object call, String confined, Stat stat, String path) {
+            String operation = "remove " + GuestText.quote(path);
+            String line = PosixShell.join(List.of("rm", stat.kind() == EntryKind.DIRECTORY ? "-rf" : "-f", "--",
+                    confined));
+            Map<String, Object> result;
+            try {
+                result = client.object(answer(resumingOnce(() -> client.exec(id, line, ROOT,
+                        backend.config().readTimeout(), AcaHttp.MAX_ANSWER_BYTES)), operation));
+            } catch (AcaHttp.AcaTimeout timedOut) {
+                throw new SandboxTimeoutException("removing " + GuestText.quote(path) + " did not finish within the "
+                        + "read timeout; whether anything was removed is unknown");
+            }
+            if (!(result.get("exitCode") instanceof BigDecimal code) || code.signum() != 0
+                    || rawEntry(confined).isPresent()) {
+                LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': " + operation + " in " + id
+                        + " answered " + AcaJson.write(result));
+                throw new SandboxFileException("the sandbox could not " + operation + " (details in the log)");
+            }
         }
     }
 
     // ---------------------------------------------------------------- raw stat
-
-    /** The unconfined no-follow stat the ancestor walk uses. */
-    private Optional<EntryKind> kindOf(String absolutePath) {
-        return rawEntry(absolutePath).map(RawEntry::kind);
-    }
 
     /** GET files/stat, raw: the typed model lacks isSymlink. Empty on 404. */
     private static SandboxTimeoutException fileCallTimedOut(String doing, String path, String why,
@@ -413,10 +394,6 @@ final class AcaSandbox implements Sandbox {
                 }
             }
             return new RawEntry(EntryKind.FILE, OptionalLong.empty());
-        }
-
-        SandboxEntry describe(String relativePath) {
-            return new SandboxEntry(relativePath, kind, size);
         }
     }
 
@@ -471,11 +448,6 @@ final class AcaSandbox implements Sandbox {
         LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': " + operation + " in " + id + ": " + why);
         return new SandboxException("backend '" + backend.name() + "' could not " + operation + ": the service's "
                 + "answer was incomplete (details in the log)");
-    }
-
-    private static String relative(String confined, String workingDirectory) {
-        String below = GuestPaths.relativeTo(confined, workingDirectory).orElseThrow();
-        return below.isEmpty() ? "." : below;
     }
 
     private static String random() {

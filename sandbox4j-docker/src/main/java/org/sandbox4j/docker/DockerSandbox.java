@@ -25,7 +25,6 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.Json;
-import org.sandbox4j.core.spi.NoFollowStat;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxDisposed;
@@ -34,14 +33,14 @@ import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxInterrupted;
-import org.sandbox4j.core.SandboxIsADirectory;
-import org.sandbox4j.core.SandboxNotARegularFile;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.egress.GuestBridge;
+import org.sandbox4j.core.spi.ConfinedFiles;
+import org.sandbox4j.core.spi.FileRefusals;
+import java.util.function.Function;
 
 /**
  * One container. Commands run through the exec API under {@link GuestScripts#WRAPPER}; files move
@@ -70,7 +69,6 @@ final class DockerSandbox implements Sandbox {
     private static final int FILE_MODE = 0644;
     private static final int DIRECTORY_MODE = 0755;
     private static final int STDIN_MODE = 0600;
-    private static final String WORKING_DIRECTORY_ITSELF = ".";
 
     // Go's os.FileMode type bits, as the engine's path stat reports them.
     private static final long GO_MODE_DIR = 1L << 31;
@@ -84,8 +82,7 @@ final class DockerSandbox implements Sandbox {
     private final String workArea;
     private final Optional<String> guestSocket;
     /** The spec's caps: every write and read is held to them before a byte moves. */
-    private final TransferLimits filesIn;
-    private final TransferLimits filesOut;
+    private final ArchiveFiles files;
 
     DockerSandbox(DockerBackend backend, Engine engine, String containerId, String containerName, String workArea,
             Optional<String> guestSocket, SandboxSpec spec) {
@@ -95,8 +92,7 @@ final class DockerSandbox implements Sandbox {
         this.containerName = containerName;
         this.workArea = workArea;
         this.guestSocket = guestSocket;
-        this.filesIn = spec.filesIn();
-        this.filesOut = spec.filesOut();
+        this.files = new ArchiveFiles(spec.filesIn(), spec.filesOut());
     }
 
     DockerBackend backend() {
@@ -332,107 +328,103 @@ final class DockerSandbox implements Sandbox {
 
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
-        filesIn.refuseOversizeWrite(content, path);
-        NoFollowStat stat = memoized();
-        String confined = GuestPaths.confineWritePath(stat, path, workingDirectory);
-        // The deepest directory that exists receives one archive holding the missing parents and the file.
-        String existing = "/";
-        List<String> missing = new ArrayList<>();
-        for (String directory : GuestPaths.directoryChain(GuestPaths.parent(confined))) {
-            if (!missing.isEmpty() || stat.kindOf(directory).isEmpty()) {
-                missing.add(directory);
-            } else {
-                existing = directory;
-            }
-        }
-        Tar.Writer archive = backend.tarWriter();
-        for (String directory : missing) {
-            archive.directory(below(directory, existing), DIRECTORY_MODE);
-        }
-        archive.file(below(confined, existing), FILE_MODE, content);
-        put(existing, archive.finish(), "write " + GuestText.quote(path));
+        files.writeFile(path, content, workingDirectory);
     }
 
     @Override
     public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        String confined = GuestPaths.refuseSymlinkedParents(memoized(), path, workingDirectory, false);
-        return pathStat(confined).map(kind -> describe(kind, confined, workingDirectory));
-    }
-
-    private SandboxEntry describe(PathStat stat, String confined, String workingDirectory) {
-        String relative = GuestPaths.relativeTo(confined, workingDirectory).filter(r -> !r.isEmpty())
-                .orElse(WORKING_DIRECTORY_ITSELF);
-        return switch (stat.kind()) {
-            case FILE -> SandboxEntry.file(relative, stat.size());
-            case DIRECTORY -> SandboxEntry.directory(relative);
-            case SYMLINK -> SandboxEntry.symlink(relative);
-            case OTHER -> SandboxEntry.other(relative);
-        };
+        return files.stat(path, workingDirectory);
     }
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        long cap = filesOut.readCap(maxBytes);
-        String confined = GuestPaths.refuseSymlinkedParents(memoized(), path, workingDirectory, false);
-        try (Engine.ArchiveResponse response = archive(confined, "read " + GuestText.quote(path))) {
-            if (response == null) {
-                throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
-            }
-            // The engine's own no-follow stat decides first: Podman's archive follows a final link.
-            EntryKind statted = response.pathStat() == null ? EntryKind.FILE : fromHeader(response.pathStat()).kind();
-            refuseUnreadable(statted, path);
-            Tar.Header header = Tar.firstHeader(response.body()).orElseThrow(() -> new SandboxFileException(
-                    "backend '" + backend.name() + "': the engine sent an empty archive for " + GuestText.quote(path)));
-            refuseUnreadable(header.kind(), path);
-            if (header.size() > cap) {
-                throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds " + header.size()
-                        + " bytes, more than the " + cap + " this read allows; it was not read (a read is refused "
-                        + "whole, never truncated)");
-            }
-            byte[] content = response.body().readNBytes((int) header.size());
-            if (content.length != header.size()) {
-                throw new SandboxFileException("backend '" + backend.name() + "': the archive of "
-                        + GuestText.quote(path) + " ended after " + content.length + " of " + header.size() + " bytes");
-            }
-            return content;
-        } catch (IOException e) {
-            throw new SandboxFileException("backend '" + backend.name() + "' could not read " + GuestText.quote(path)
-                    + " from container " + containerName + ": " + Engine.detail(e), e);
-        }
-    }
-
-    private static void refuseUnreadable(EntryKind kind, String path) {
-        switch (kind) {
-            case DIRECTORY -> throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only regular files "
-                    + "are read");
-            case SYMLINK -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; a read never follows "
-                    + "a link");
-            case OTHER -> throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file");
-            case FILE -> {
-                // Readable.
-            }
-        }
+        return files.readFile(path, workingDirectory, maxBytes);
     }
 
     @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
-        String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
-        NoFollowStat stat = memoized();
-        GuestPaths.refuseSymlinkedParents(stat, confined, workingDirectory, false);
-        Optional<EntryKind> leaf = stat.kindOf(confined);
-        if (leaf.isEmpty()) {
-            return;
+        files.remove(path, workingDirectory, recursive);
+    }
+
+    /**
+     * The engine's archive endpoints as the kit's file primitives. A call remembers each path's
+     * stat, so the walk asks the engine once per ancestor.
+     */
+    private final class ArchiveFiles extends ConfinedFiles<Map<String, Optional<ConfinedFiles.Stat>>> {
+
+        ArchiveFiles(TransferLimits filesIn, TransferLimits filesOut) {
+            super(filesIn, filesOut);
         }
-        if (leaf.get() == EntryKind.DIRECTORY && !recursive) {
-            throw new SandboxFileException(GuestText.quote(path) + " is a directory; pass recursive to remove it and "
-                    + "everything below it");
+
+        @Override
+        protected <T> T call(String path, String operation, Function<Map<String, Optional<Stat>>, T> body) {
+            return body.apply(new HashMap<>());
         }
-        // rm never follows a link: a linked leaf is unlinked, links inside a tree are removed as links.
-        List<String> argv = List.of("rm", recursive ? "-rf" : "-f", "--", confined);
-        Internal result = internal(argv, INTERNAL_TIMEOUT);
-        if (result.exitCode() != 0) {
-            throw new SandboxFileException("backend '" + backend.name() + "': the guest refused to remove "
-                    + GuestText.quote(path) + " (rm exited " + result.exitCode() + ": " + result.stderr().strip() + ")");
+
+        @Override
+        protected Optional<Stat> lstat(Map<String, Optional<Stat>> seen, String absolute) {
+            return seen.computeIfAbsent(absolute, unseen -> pathStat(unseen)
+                    .map(found -> new Stat(found.kind(), OptionalLong.of(found.size()))));
+        }
+
+        /** The deepest directory that exists receives one archive holding the missing parents and the file. */
+        @Override
+        protected void write(Map<String, Optional<Stat>> seen, String confined, byte[] content, String path) {
+            String existing = "/";
+            List<String> missing = new ArrayList<>();
+            for (String directory : GuestPaths.directoryChain(GuestPaths.parent(confined))) {
+                if (!missing.isEmpty() || lstat(seen, directory).isEmpty()) {
+                    missing.add(directory);
+                } else {
+                    existing = directory;
+                }
+            }
+            Tar.Writer archive = backend.tarWriter();
+            for (String directory : missing) {
+                archive.directory(below(directory, existing), DIRECTORY_MODE);
+            }
+            archive.file(below(confined, existing), FILE_MODE, content);
+            put(existing, archive.finish(), "write " + GuestText.quote(path));
+        }
+
+        @Override
+        protected byte[] read(Map<String, Optional<Stat>> seen, String confined, Stat stat, long cap, String path) {
+            try (Engine.ArchiveResponse response = archive(confined, "read " + GuestText.quote(path))) {
+                if (response == null) {
+                    throw new SandboxFileNotFound(GuestText.quote(path) + " does not exist");
+                }
+                // The engine's own no-follow stat decides again: Podman's archive follows a final link.
+                EntryKind statted = response.pathStat() == null ? EntryKind.FILE : fromHeader(response.pathStat()).kind();
+                FileRefusals.refuseUnlessRegular(statted, path);
+                Tar.Header header = Tar.firstHeader(response.body()).orElseThrow(() -> new SandboxFileException(
+                        "backend '" + backend.name() + "': the engine sent an empty archive for " + GuestText.quote(path)));
+                FileRefusals.refuseUnlessRegular(header.kind(), path);
+                if (header.size() > cap) {
+                    throw FileRefusals.readOverCap(path, header.size(), cap);
+                }
+                byte[] content = response.body().readNBytes((int) header.size());
+                if (content.length != header.size()) {
+                    throw new SandboxFileException("backend '" + backend.name() + "': the archive of "
+                            + GuestText.quote(path) + " ended after " + content.length + " of " + header.size()
+                            + " bytes");
+                }
+                return content;
+            } catch (IOException e) {
+                throw new SandboxFileException("backend '" + backend.name() + "' could not read " + GuestText.quote(path)
+                        + " from container " + containerName + ": " + Engine.detail(e), e);
+            }
+        }
+
+        /** rm never follows a link: a linked leaf is unlinked, links inside a tree are removed as links. */
+        @Override
+        protected void unlink(Map<String, Optional<Stat>> seen, String confined, Stat stat, String path) {
+            List<String> argv = List.of("rm", stat.kind() == EntryKind.DIRECTORY ? "-rf" : "-f", "--", confined);
+            Internal result = internal(argv, INTERNAL_TIMEOUT);
+            if (result.exitCode() != 0) {
+                throw new SandboxFileException("backend '" + backend.name() + "': the guest refused to remove "
+                        + GuestText.quote(path) + " (rm exited " + result.exitCode() + ": " + result.stderr().strip()
+                        + ")");
+            }
         }
     }
 
@@ -440,12 +432,6 @@ final class DockerSandbox implements Sandbox {
 
     /** What the engine's path stat says: a kind and, for a regular file, a size. */
     record PathStat(EntryKind kind, long size) {
-    }
-
-    /** A stat that asks the engine once per path within one call. */
-    private NoFollowStat memoized() {
-        Map<String, Optional<EntryKind>> seen = new HashMap<>();
-        return directory -> seen.computeIfAbsent(directory, absolute -> pathStat(absolute).map(PathStat::kind));
     }
 
     /** The engine's no-follow stat of an absolute guest path; empty when nothing is there. */

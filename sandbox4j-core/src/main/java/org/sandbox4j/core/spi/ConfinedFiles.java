@@ -102,9 +102,14 @@ public abstract class ConfinedFiles<C> {
     /**
      * The names directly inside the directory at {@code absolute}, with what each is. At most
      * {@link HostCeilings#MAX_LISTED_ENTRIES} may be held: refuse with
-     * {@link FileRefusals#listingTooLarge} past it, while reading.
+     * {@link FileRefusals#listingTooLarge} past it, while reading. Override it when the backend
+     * declares {@code files_list}; a sandbox that does not keeps {@code Sandbox.listDir}'s default
+     * and never calls {@link #listDir}.
      */
-    protected abstract Map<String, Stat> list(C call, String absolute, String path);
+    protected Map<String, Stat> list(C call, String absolute, String path) {
+        throw new IllegalStateException(getClass().getName() + " lists no directories: its sandbox must not "
+                + "delegate listDir here");
+    }
 
     /**
      * Removes what is at {@code absolute} (a link as a link, never what it names); a directory
@@ -142,14 +147,7 @@ public abstract class ConfinedFiles<C> {
         return call(path, "read", call -> {
             String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, false);
             Stat found = lstat(call, confined).orElseThrow(() -> FileRefusals.notFound(path, workingDirectory));
-            switch (found.kind()) {
-                case DIRECTORY -> throw FileRefusals.readOfADirectory(path);
-                case SYMLINK -> throw FileRefusals.readOfALink(path);
-                case OTHER -> throw FileRefusals.readOfASpecialFile(path);
-                case FILE -> {
-                    // Readable.
-                }
-            }
+            FileRefusals.refuseUnlessRegular(found.kind(), path);
             if (found.size().isPresent() && found.size().getAsLong() > cap) {
                 throw FileRefusals.readOverCap(path, found.size().getAsLong(), cap);
             }

@@ -1,5 +1,6 @@
 package org.sandbox4j.core.spi;
 
+import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
@@ -38,6 +39,18 @@ public final class FileRefusals {
     public static SandboxNotARegularFile readOfASpecialFile(String path) {
         return new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (a device, socket or FIFO); "
                 + "only regular files are read");
+    }
+
+    /** Refuses a read of anything but a regular file, in the one wording per kind. */
+    public static void refuseUnlessRegular(EntryKind kind, String path) {
+        switch (kind) {
+            case DIRECTORY -> throw readOfADirectory(path);
+            case SYMLINK -> throw readOfALink(path);
+            case OTHER -> throw readOfASpecialFile(path);
+            case FILE -> {
+                // Readable.
+            }
+        }
     }
 
     /**
