@@ -335,10 +335,9 @@ final class AcaSandbox implements Sandbox {
          * that it is gone.
          */
         @Override
-        protected void unlink(Object call, String confined, Stat stat, String path) {
+        protected void unlink(Object call, String confined, Stat stat, boolean recursive, String path) {
             String operation = "remove " + GuestText.quote(path);
-            String line = PosixShell.join(List.of("rm", stat.kind() == EntryKind.DIRECTORY ? "-rf" : "-f", "--",
-                    confined));
+            String line = PosixShell.join(List.of("rm", recursive ? "-rf" : "-f", "--", confined));
             Map<String, Object> result;
             try {
                 result = client.object(answer(resumingOnce(() -> client.exec(id, line, ROOT,

@@ -417,8 +417,9 @@ final class DockerSandbox implements Sandbox {
 
         /** rm never follows a link: a linked leaf is unlinked, links inside a tree are removed as links. */
         @Override
-        protected void unlink(Map<String, Optional<Stat>> seen, String confined, Stat stat, String path) {
-            List<String> argv = List.of("rm", stat.kind() == EntryKind.DIRECTORY ? "-rf" : "-f", "--", confined);
+        protected void unlink(Map<String, Optional<Stat>> seen, String confined, Stat stat, boolean recursive,
+                String path) {
+            List<String> argv = List.of("rm", recursive ? "-rf" : "-f", "--", confined);
             Internal result = internal(argv, INTERNAL_TIMEOUT);
             if (result.exitCode() != 0) {
                 throw new SandboxFileException("backend '" + backend.name() + "': the guest refused to remove "

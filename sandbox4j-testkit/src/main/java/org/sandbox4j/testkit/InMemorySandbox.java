@@ -183,7 +183,7 @@ public final class InMemorySandbox implements Sandbox {
         }
 
         @Override
-        protected void unlink(Object call, String absolute, Stat stat, String path) {
+        protected void unlink(Object call, String absolute, Stat stat, boolean recursive, String path) {
             switch (stat.kind()) {
                 case FILE -> contents.remove(absolute);
                 case SYMLINK -> {

@@ -113,17 +113,26 @@ public abstract class ConfinedFiles<C> {
 
     /**
      * Removes what is at {@code absolute} (a link as a link, never what it names); a directory
-     * only when {@code recursive} (already checked), with everything under it and no link inside
-     * followed.
+     * only when {@code recursive}, with everything under it and no link inside followed. A
+     * directory without {@code recursive} was refused already, as {@code stat} saw it; a primitive
+     * that finds a directory there now refuses with {@link FileRefusals#removalNeedsRecursive}.
      */
-    protected abstract void unlink(C call, String absolute, Stat stat, String path);
+    protected abstract void unlink(C call, String absolute, Stat stat, boolean recursive, String path);
+
+    /**
+     * Refuses, before any walk, a confined path this backend cannot reach at all (one outside the
+     * part of the guest it sees). Every path is reachable unless a backend says otherwise.
+     */
+    protected void refuseUnreachable(String confined, String path) {
+        // Reachable.
+    }
 
     // ---------------------------------------------------------------- the file methods
 
     /** See {@link org.sandbox4j.core.Sandbox#writeFile(String, byte[], String)}. */
     public final void writeFile(String path, byte[] content, String workingDirectory) {
         filesIn.refuseOversizeWrite(content, path);
-        GuestPaths.confine(path, workingDirectory);
+        refuseUnreachable(GuestPaths.confine(path, workingDirectory), path);
         call(path, "write", call -> {
             String confined = GuestPaths.confineWritePath(stat(call), path, workingDirectory);
             write(call, confined, content, path);
@@ -133,7 +142,7 @@ public abstract class ConfinedFiles<C> {
 
     /** See {@link org.sandbox4j.core.Sandbox#stat(String, String)}. */
     public final Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        GuestPaths.confine(path, workingDirectory);
+        refuseUnreachable(GuestPaths.confine(path, workingDirectory), path);
         return call(path, "describe", call -> {
             String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, false);
             return lstat(call, confined).map(found -> entry(relativeName(confined, workingDirectory), found));
@@ -143,7 +152,7 @@ public abstract class ConfinedFiles<C> {
     /** See {@link org.sandbox4j.core.Sandbox#readFile(String, String, long)}. */
     public final byte[] readFile(String path, String workingDirectory, long maxBytes) {
         long cap = filesOut.readCap(maxBytes);
-        GuestPaths.confine(path, workingDirectory);
+        refuseUnreachable(GuestPaths.confine(path, workingDirectory), path);
         return call(path, "read", call -> {
             String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, false);
             Stat found = lstat(call, confined).orElseThrow(() -> FileRefusals.notFound(path, workingDirectory));
@@ -161,7 +170,7 @@ public abstract class ConfinedFiles<C> {
 
     /** See {@link org.sandbox4j.core.Sandbox#listDir(String, String)}; sorted by name. */
     public final List<SandboxEntry> listDir(String path, String workingDirectory) {
-        GuestPaths.confine(path, workingDirectory);
+        refuseUnreachable(GuestPaths.confine(path, workingDirectory), path);
         return call(path, "list", call -> {
             String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, true);
             Stat self = lstat(call, confined).orElseThrow(() -> FileRefusals.notFound(path, workingDirectory));
@@ -186,6 +195,7 @@ public abstract class ConfinedFiles<C> {
     /** See {@link org.sandbox4j.core.Sandbox#remove(String, String, boolean)}; a missing path is success. */
     public final void remove(String path, String workingDirectory, boolean recursive) {
         String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
+        refuseUnreachable(confined, path);
         call(path, "remove", call -> {
             GuestPaths.refuseSymlinkedParents(stat(call), confined, workingDirectory, false);
             Optional<Stat> found = lstat(call, confined);
@@ -195,7 +205,7 @@ public abstract class ConfinedFiles<C> {
             if (found.get().kind() == EntryKind.DIRECTORY && !recursive) {
                 throw FileRefusals.removalNeedsRecursive(path);
             }
-            unlink(call, confined, found.get(), path);
+            unlink(call, confined, found.get(), recursive, path);
             return null;
         });
     }

@@ -23,6 +23,12 @@ public final class FileRefusals {
                 + GuestText.quote(workingDirectory) + "; check the path and the working directory");
     }
 
+    /** What the walk found was gone when the primitive reached it (another party removed it meanwhile). */
+    public static SandboxFileNotFound goneDuringTheCall(String path) {
+        return new SandboxFileNotFound(GuestText.quote(path) + " was removed while this call ran; nothing was done: try "
+                + "again once nothing else changes it");
+    }
+
     /** A read of a directory. */
     public static SandboxIsADirectory readOfADirectory(String path) {
         return new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only regular files are read (list it "

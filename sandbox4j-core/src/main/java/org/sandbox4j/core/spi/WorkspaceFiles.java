@@ -2,8 +2,6 @@ package org.sandbox4j.core.spi;
 
 import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.HostCeilings;
-import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxInterrupted;
@@ -12,8 +10,6 @@ import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxNotARegularFile;
 import org.sandbox4j.core.SandboxOperationNotSupported;
 import org.sandbox4j.core.SandboxPathNotConfined;
-import org.sandbox4j.core.SandboxTransferCapExceeded;
-import org.sandbox4j.core.TransferLimits;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -44,6 +40,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.io.UncheckedIOException;
+import java.util.function.Function;
 
 /**
  * Host-side file methods over one sandbox's workspace directory: the host directory the guest
@@ -95,7 +93,7 @@ import java.util.UUID;
  * briefly visible to the guest under {@code .sandbox4j-} names; a guest that tampers with them can
  * only make the call fail, and a failed call removes what it left.
  */
-public final class WorkspaceFiles {
+public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Path>> {
 
     /** How long a recursive removal may take. */
     private static final Duration REMOVAL_DEADLINE = Duration.ofSeconds(8);
@@ -110,7 +108,6 @@ public final class WorkspaceFiles {
         MAY_EXIST
     }
 
-    private static final String WORKING_DIRECTORY_ITSELF = ".";
     private static final int CHUNK_BYTES = 8192;
     private static final String TEMPORARY_PREFIX = ".sandbox4j-write-";
     private static final String TEMPORARY_SUFFIX = ".tmp";
@@ -158,179 +155,174 @@ public final class WorkspaceFiles {
         this.calls = new HostCalls(backendName, CALL_DEADLINE);
     }
 
-    // ---------------------------------------------------------------- the five methods
+    // ---------------------------------------------------------------- the kit's primitives
 
-    /** See {@link org.sandbox4j.core.Sandbox#writeFile(String, byte[], String)}. */
-    public void writeFile(String path, byte[] content, String workingDirectory) {
-        TransferLimits.requireContent(content);
-        String confined = GuestPaths.confine(path, workingDirectory);
-        List<String> parts = reachable(confined, path);
-        withWorkspace(path, "write", root -> {
-            GuestPaths.confineWritePath(noFollowStat(root), path, workingDirectory);
-            if (parts.isEmpty()) {
-                throw new SandboxIsADirectory(GuestText.quote(path) + " is the workspace's mount point, a directory; "
-                        + "a write needs a file path");
-            }
-            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-            try {
-                SecureDirectoryStream<Path> directory = root;
-                for (int i = 0; i < parts.size() - 1; i++) {
-                    directory = enterOrCreate(root, directory, parts.get(i), guestPath(parts, i + 1), path);
-                    opened.push(directory);
-                }
-                land(directory, parts.get(parts.size() - 1), content, path);
-            } finally {
-                closeAll(opened);
-            }
-            return null;
-        });
+    /** Opens the workspace once for the call, under the call deadline, and translates what the host said. */
+    @Override
+    protected <T> T call(String path, String operation, Function<SecureDirectoryStream<Path>, T> body) {
+        return withWorkspace(path, operation, body::apply);
     }
 
-    /** See {@link org.sandbox4j.core.Sandbox#stat(String, String)}. */
-    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        String confined = GuestPaths.confine(path, workingDirectory);
-        List<String> parts = reachable(confined, path);
-        String relative = relativeName(confined, workingDirectory);
-        return withWorkspace(path, "describe", root -> {
-            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, false);
-            if (parts.isEmpty()) {
-                return Optional.of(SandboxEntry.directory(relative));
-            }
-            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-            try {
-                Optional<SecureDirectoryStream<Path>> parent = openChain(root, parts.subList(0, parts.size() - 1),
-                        opened);
-                if (parent.isEmpty()) {
-                    return Optional.empty();
-                }
-                return describe(parent.get(), name(parts.get(parts.size() - 1)), relative);
-            } finally {
-                closeAll(opened);
-            }
-        });
+    /** A guest path outside the mount point is out of the host's reach (not an escape). */
+    @Override
+    protected void refuseUnreachable(String confined, String path) {
+        reachable(confined, path);
     }
 
     /**
-     * See {@link org.sandbox4j.core.Sandbox#readFile(String, String, long)}. However large
-     * {@code maxBytes}, no read holds more than {@link HostCeilings#MAX_BUFFERED_BYTES}.
+     * The no-follow, unconfined stat the shared walk uses, answered through the open workspace: a
+     * directory above the mount point is the scaffolding the backend built (invisible from here).
      */
-    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        long cap = Math.min(TransferLimits.requireMaxBytes(maxBytes), HostCeilings.MAX_BUFFERED_BYTES);
-        String confined = GuestPaths.confine(path, workingDirectory);
-        List<String> parts = reachable(confined, path);
-        return withWorkspace(path, "read", root -> {
-            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, false);
-            if (parts.isEmpty()) {
-                throw isADirectory(path);
+    @Override
+    protected Optional<Stat> lstat(SecureDirectoryStream<Path> root, String absolute) {
+        Optional<String> below = GuestPaths.relativeTo(absolute, mountPoint);
+        if (below.isEmpty()) {
+            if (GuestPaths.relativeTo(mountPoint, absolute).isPresent()) {
+                return Optional.of(Stat.of(EntryKind.DIRECTORY));
             }
-            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+            throw new IllegalStateException(absolute + " is neither under nor above the mount point " + mountPoint);
+        }
+        List<String> parts = components(below.get());
+        if (parts.isEmpty()) {
+            return Optional.of(Stat.of(EntryKind.DIRECTORY));
+        }
+        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+        try {
+            Optional<SecureDirectoryStream<Path>> parent;
             try {
-                SecureDirectoryStream<Path> parent = openChain(root, parts.subList(0, parts.size() - 1), opened)
-                        .orElseThrow(() -> notFound(path, workingDirectory));
-                Path leaf = name(parts.get(parts.size() - 1));
-                BasicFileAttributes attributes = attributes(parent, leaf)
-                        .orElseThrow(() -> notFound(path, workingDirectory));
-                refuseUnlessRegular(attributes, path);
-                if (attributes.size() > cap) {
-                    throw overCap(path, cap);
-                }
-                SeekableByteChannel channel;
-                try {
-                    channel = openForReading(parent, leaf, path);
-                } catch (IOException e) {
-                    // Swapped since the stat: say what is there now.
-                    refuseUnlessRegular(attributes(parent, leaf).orElseThrow(() -> notFound(path, workingDirectory)),
-                            path);
-                    throw e;
-                }
-                try (channel) {
-                    return readBounded(channel, path, cap);
-                }
-            } finally {
-                closeAll(opened);
+                parent = openChain(root, parts.subList(0, parts.size() - 1), opened);
+            } catch (SandboxNotADirectory notADirectory) {
+                return Optional.empty();
             }
-        });
+            if (parent.isEmpty()) {
+                return Optional.empty();
+            }
+            return attributes(parent.get(), name(parts.get(parts.size() - 1))).map(WorkspaceFiles::statOf);
+        } catch (IOException e) {
+            throw translate(e, absolute, "describe");
+        } finally {
+            closeAll(opened);
+        }
     }
 
-    /** See {@link org.sandbox4j.core.Sandbox#listDir(String, String)}. */
-    public List<SandboxEntry> listDir(String path, String workingDirectory) {
-        String confined = GuestPaths.confine(path, workingDirectory);
+    @Override
+    protected void write(SecureDirectoryStream<Path> root, String confined, byte[] content, String path) {
         List<String> parts = reachable(confined, path);
-        String prefix = relativeName(confined, workingDirectory);
-        return withWorkspace(path, "list", root -> {
-            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, true);
-            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-            try {
-                SecureDirectoryStream<Path> directory = openChain(root, parts, opened)
-                        .orElseThrow(() -> notFound(path, workingDirectory));
-                // Sorted by name; the Path keeps the name's exact bytes for the no-follow stat. Bounded
-                // while it is read: a guest decides how large its directories are.
-                Map<String, Path> children = new TreeMap<>();
-                long nameChars = 0;
-                for (Path child : directory) {
-                    Path name = child.getFileName();
-                    String text = name.toString();
-                    nameChars += text.length();
-                    if (children.size() >= HostCeilings.MAX_LISTED_ENTRIES
-                            || nameChars > HostCeilings.MAX_LISTED_NAME_CHARS) {
-                        throw new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than "
-                                + HostCeilings.MAX_LISTED_ENTRIES + " entries (or " + HostCeilings.MAX_LISTED_NAME_CHARS
-                                + " characters of names), more than one listing returns; nothing was listed: list a "
-                                + "subdirectory, or have the guest summarise it through exec");
-                    }
-                    children.put(text, name);
-                }
-                List<SandboxEntry> entries = new ArrayList<>(children.size());
-                for (Map.Entry<String, Path> child : children.entrySet()) {
-                    String relative = prefix.equals(WORKING_DIRECTORY_ITSELF) ? child.getKey()
-                            : prefix + "/" + child.getKey();
-                    // An entry removed since the listing is simply left out.
-                    describe(directory, child.getValue(), relative).ifPresent(entries::add);
-                }
-                return List.copyOf(entries);
-            } finally {
-                closeAll(opened);
+        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+        try {
+            SecureDirectoryStream<Path> directory = root;
+            for (int i = 0; i < parts.size() - 1; i++) {
+                directory = enterOrCreate(root, directory, parts.get(i), guestPath(parts, i + 1), path);
+                opened.push(directory);
             }
-        });
+            land(directory, parts.get(parts.size() - 1), content, path);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            closeAll(opened);
+        }
     }
 
-    /** See {@link org.sandbox4j.core.Sandbox#remove(String, String, boolean)}. */
-    public void remove(String path, String workingDirectory, boolean recursive) {
-        String confined = GuestPaths.confineRemovalPath(path, workingDirectory);
+    /** However large the cap, no read holds more than {@link HostCeilings#MAX_BUFFERED_BYTES}. */
+    @Override
+    protected byte[] read(SecureDirectoryStream<Path> root, String confined, Stat stat, long cap, String path) {
+        List<String> parts = reachable(confined, path);
+        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+        try {
+            SecureDirectoryStream<Path> parent = openChain(root, parts.subList(0, parts.size() - 1), opened)
+                    .orElseThrow(() -> FileRefusals.goneDuringTheCall(path));
+            Path leaf = name(parts.get(parts.size() - 1));
+            BasicFileAttributes attributes = attributes(parent, leaf)
+                    .orElseThrow(() -> FileRefusals.goneDuringTheCall(path));
+            FileRefusals.refuseUnlessRegular(kindOf(attributes), path);
+            if (attributes.size() > cap) {
+                throw FileRefusals.readOverCap(path, attributes.size(), cap);
+            }
+            SeekableByteChannel channel;
+            try {
+                channel = openForReading(parent, leaf, path);
+            } catch (IOException e) {
+                // Swapped since the stat: say what is there now.
+                FileRefusals.refuseUnlessRegular(kindOf(attributes(parent, leaf)
+                        .orElseThrow(() -> FileRefusals.goneDuringTheCall(path))), path);
+                throw e;
+            }
+            try (channel) {
+                return readBounded(channel, path, cap);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            closeAll(opened);
+        }
+    }
+
+    /** Bounded while it is read: a guest decides how large its directories are. */
+    @Override
+    protected Map<String, Stat> list(SecureDirectoryStream<Path> root, String confined, String path) {
+        List<String> parts = reachable(confined, path);
+        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+        try {
+            SecureDirectoryStream<Path> directory = openChain(root, parts, opened)
+                    .orElseThrow(() -> FileRefusals.goneDuringTheCall(path));
+            // The Path keeps the name's exact bytes for the no-follow stat.
+            Map<String, Path> names = new TreeMap<>();
+            long nameChars = 0;
+            for (Path child : directory) {
+                Path name = child.getFileName();
+                String text = name.toString();
+                nameChars += text.length();
+                if (names.size() >= HostCeilings.MAX_LISTED_ENTRIES || nameChars > HostCeilings.MAX_LISTED_NAME_CHARS) {
+                    throw FileRefusals.listingTooLarge(path);
+                }
+                names.put(text, name);
+            }
+            Map<String, Stat> children = new TreeMap<>();
+            for (Map.Entry<String, Path> child : names.entrySet()) {
+                // An entry removed since the listing is simply left out.
+                attributes(directory, child.getValue()).ifPresent(found -> children.put(child.getKey(), statOf(found)));
+            }
+            return children;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            closeAll(opened);
+        }
+    }
+
+    @Override
+    protected void unlink(SecureDirectoryStream<Path> root, String confined, Stat stat, boolean recursive,
+            String path) {
         List<String> parts = reachable(confined, path);
         if (parts.isEmpty()) {
             throw new SandboxPathNotConfined(GuestText.quote(path) + " names the workspace's mount point "
                     + GuestText.quote(mountPoint) + " itself; refusing to remove the workspace");
         }
-        withWorkspace(path, "remove", root -> {
-            GuestPaths.refuseSymlinkedParents(noFollowStat(root), confined, workingDirectory, false);
-            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-            try {
-                Optional<SecureDirectoryStream<Path>> parent = openChain(root, parts.subList(0, parts.size() - 1),
-                        opened);
-                if (parent.isEmpty()) {
-                    return null;
-                }
-                Path leaf = name(parts.get(parts.size() - 1));
-                Optional<BasicFileAttributes> attributes = attributes(parent.get(), leaf);
-                if (attributes.isEmpty()) {
-                    return null;
-                }
-                if (!attributes.get().isDirectory() || attributes.get().isSymbolicLink()) {
-                    // unlinkat: a link is removed as a link, never followed.
-                    deleteFileIfExists(parent.get(), leaf);
-                    return null;
-                }
-                if (!recursive) {
-                    throw new SandboxFileException(GuestText.quote(path) + " is a directory; nothing was removed: pass "
-                            + "recursive = true to remove it and everything under it");
-                }
-                removeTree(parent.get(), leaf, path, 0);
-                return null;
-            } finally {
-                closeAll(opened);
+        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
+        try {
+            Optional<SecureDirectoryStream<Path>> parent = openChain(root, parts.subList(0, parts.size() - 1), opened);
+            if (parent.isEmpty()) {
+                return;
             }
-        });
+            Path leaf = name(parts.get(parts.size() - 1));
+            Optional<BasicFileAttributes> attributes = attributes(parent.get(), leaf);
+            if (attributes.isEmpty()) {
+                return;
+            }
+            if (!attributes.get().isDirectory() || attributes.get().isSymbolicLink()) {
+                // unlinkat: a link is removed as a link, never followed.
+                deleteFileIfExists(parent.get(), leaf);
+                return;
+            }
+            if (!recursive) {
+                throw FileRefusals.removalNeedsRecursive(path);
+            }
+            removeTree(parent.get(), leaf, path, 0);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            closeAll(opened);
+        }
     }
 
     // ---------------------------------------------------------------- the guest's view of the workspace
@@ -349,43 +341,6 @@ public final class WorkspaceFiles {
                     + "directory and path under it");
         }
         return components(below.get());
-    }
-
-    /**
-     * The no-follow, unconfined stat the shared walk uses, answered through the open workspace: a
-     * directory above the mount point is the scaffolding the backend built (invisible from here).
-     */
-    private NoFollowStat noFollowStat(SecureDirectoryStream<Path> root) {
-        return absolute -> {
-            Optional<String> below = GuestPaths.relativeTo(absolute, mountPoint);
-            if (below.isEmpty()) {
-                if (GuestPaths.relativeTo(mountPoint, absolute).isPresent()) {
-                    return Optional.of(EntryKind.DIRECTORY);
-                }
-                throw new IllegalStateException(absolute + " is neither under nor above the mount point " + mountPoint);
-            }
-            List<String> parts = components(below.get());
-            if (parts.isEmpty()) {
-                return Optional.of(EntryKind.DIRECTORY);
-            }
-            Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-            try {
-                Optional<SecureDirectoryStream<Path>> parent;
-                try {
-                    parent = openChain(root, parts.subList(0, parts.size() - 1), opened);
-                } catch (SandboxNotADirectory notADirectory) {
-                    return Optional.empty();
-                }
-                if (parent.isEmpty()) {
-                    return Optional.empty();
-                }
-                return attributes(parent.get(), name(parts.get(parts.size() - 1))).map(WorkspaceFiles::kindOf);
-            } catch (IOException e) {
-                throw translate(e, absolute, "describe");
-            } finally {
-                closeAll(opened);
-            }
-        };
     }
 
     /** The guest path of the first {@code count} components below the mount point. */
@@ -409,6 +364,13 @@ public final class WorkspaceFiles {
     private <T> T withWorkspaceNow(String path, String action, WorkspaceCall<T> body) {
         try (SecureDirectoryStream<Path> root = openWorkspace()) {
             return body.run(root);
+        } catch (UncheckedIOException e) {
+            IOException cause = e.getCause();
+            if (cause instanceof ClosedByInterruptException interrupted) {
+                throw new SandboxInterrupted("interrupted while trying to " + action + " " + GuestText.quote(path),
+                        interrupted);
+            }
+            throw translate(cause, path, action);
         } catch (ClosedByInterruptException interrupted) {
             throw new SandboxInterrupted("interrupted while trying to " + action + " " + GuestText.quote(path),
                     interrupted);
@@ -622,20 +584,9 @@ public final class WorkspaceFiles {
         return TreeRemoval.attributes(directory, entry);
     }
 
-    private static Optional<SandboxEntry> describe(SecureDirectoryStream<Path> directory, Path entry, String relative)
-            throws IOException {
-        return attributes(directory, entry).map(attributes -> {
-            switch (kindOf(attributes)) {
-                case FILE:
-                    return SandboxEntry.file(relative, attributes.size());
-                case DIRECTORY:
-                    return SandboxEntry.directory(relative);
-                case SYMLINK:
-                    return SandboxEntry.symlink(relative);
-                default:
-                    return SandboxEntry.other(relative);
-            }
-        });
+    private static Stat statOf(BasicFileAttributes attributes) {
+        EntryKind kind = kindOf(attributes);
+        return kind == EntryKind.FILE ? Stat.file(attributes.size()) : Stat.of(kind);
     }
 
     private static EntryKind kindOf(BasicFileAttributes attributes) {
@@ -667,21 +618,6 @@ public final class WorkspaceFiles {
         }
     }
 
-    private static void refuseUnlessRegular(BasicFileAttributes attributes, String path) {
-        switch (kindOf(attributes)) {
-            case FILE:
-                return;
-            case DIRECTORY:
-                throw isADirectory(path);
-            case SYMLINK:
-                throw new SandboxNotARegularFile(GuestText.quote(path) + " is a link; only regular files are read, and "
-                        + "a link is never followed: read the file it names by its own path");
-            default:
-                throw new SandboxNotARegularFile(GuestText.quote(path) + " is not a regular file (a device, socket or "
-                        + "FIFO); only regular files are read");
-        }
-    }
-
     private static byte[] readBounded(SeekableByteChannel channel, String path, long maxBytes) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         ByteBuffer chunk = ByteBuffer.allocate(CHUNK_BYTES);
@@ -692,7 +628,7 @@ public final class WorkspaceFiles {
             total += read;
             bytes.write(chunk.array(), 0, read);
             if (total > maxBytes) {
-                throw overCap(path, maxBytes);
+                throw FileRefusals.readOverCap(path, -1, maxBytes);
             }
         }
         return bytes.toByteArray();
@@ -756,28 +692,6 @@ public final class WorkspaceFiles {
             }
         }
         return parts;
-    }
-
-    private static String relativeName(String confined, String workingDirectory) {
-        String below = GuestPaths.relativeTo(confined, workingDirectory).orElseThrow(() ->
-                new IllegalStateException(confined + " was confined but is not below " + workingDirectory));
-        return below.isEmpty() ? WORKING_DIRECTORY_ITSELF : below;
-    }
-
-    private static SandboxIsADirectory isADirectory(String path) {
-        return new SandboxIsADirectory(GuestText.quote(path) + " is a directory; only regular files are read (list it "
-                + "with listDir)");
-    }
-
-    private static SandboxFileNotFound notFound(String path, String workingDirectory) {
-        return new SandboxFileNotFound("nothing exists at " + GuestText.quote(path) + " in "
-                + GuestText.quote(workingDirectory) + "; check the path and the working directory");
-    }
-
-    private static SandboxTransferCapExceeded overCap(String path, long maxBytes) {
-        return new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than the " + maxBytes
-                + " bytes this read allows; nothing was read (a read is refused whole, never truncated): raise the cap "
-                + "or make the file smaller");
     }
 
     /** The OS's reason alone: host paths stay out of messages. */
