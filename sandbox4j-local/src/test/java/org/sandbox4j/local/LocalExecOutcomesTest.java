@@ -1,0 +1,249 @@
+package org.sandbox4j.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.ExecRefusals;
+
+/**
+ * How an exec ends on both local backends when it is not the command that ends it: a missing
+ * program exits 127 and a non-executable one 126 (argv and shell line alike), a missing or
+ * non-directory working directory is its typed refusal, and a launcher failing before the
+ * command started is a {@link SandboxException}, never an exit code; while a command that exits
+ * with those codes, or prints what a launcher would, keeps its own result.
+ */
+@EnabledOnOs(OS.LINUX)
+class LocalExecOutcomesTest {
+
+    private static final SandboxKey KEY = new SandboxKey("outcomes", "thread", "agent");
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final String MISSING_PROGRAM = "sandbox4j-no-such-program";
+
+    @TempDir
+    Path tempDir;
+
+    private Path stateRoot;
+    private SandboxBackend backend;
+
+    @BeforeEach
+    void stateRoot() throws IOException {
+        stateRoot = Files.createTempDirectory("s4jo");
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        if (backend != null) {
+            backend.dispose(KEY);
+            ((AutoCloseable) backend).close();
+        }
+        LocalStore.deleteTree(stateRoot);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void theWorkDirExistsRightAfterAcquire(String type) {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+
+        ExecResult result = sandbox.exec(Command.argv("pwd"), ExecOptions.in(work, TIMEOUT));
+
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        assertThat(result.stdoutText()).isEqualTo(work + "\n");
+    }
+
+    static Stream<Arguments> programsThatCannotRun() {
+        return Stream.of(BubblewrapBackend.TYPE, ProcessBackend.TYPE).flatMap(type -> Stream.of(
+                Arguments.of(type, Command.argv("/nonexistent/" + MISSING_PROGRAM, "an argument"), 127),
+                Arguments.of(type, Command.argv(MISSING_PROGRAM), 127),
+                Arguments.of(type, Command.shell(MISSING_PROGRAM + " an-argument"), 127),
+                Arguments.of(type, Command.argv("/etc/passwd"), 126),
+                Arguments.of(type, Command.shell("/etc/passwd"), 126),
+                Arguments.of(type, Command.argv("/usr"), 126)));
+    }
+
+    @ParameterizedTest
+    @MethodSource("programsThatCannotRun")
+    void aProgramThatCannotRunExitsWithTheShellsCodeNeverTheLaunchers(String type, Command command, int code) {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+
+        ExecResult result = sandbox.exec(command, ExecOptions.in(spec.workDirIn(sandbox), TIMEOUT));
+
+        assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(code);
+        assertThat(result.stderrText()).as("a launcher's own message").doesNotContain("bwrap", "setsid", "execvp");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void anArgvWordIsNeverShellText(String type) {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+
+        ExecResult result = sandbox.exec(Command.argv("printf", "%s|", "$(touch pwned)", "; exit 3", "'\""),
+                ExecOptions.in(work, TIMEOUT));
+
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        assertThat(result.stdoutText()).isEqualTo("$(touch pwned)|; exit 3|'\"|");
+        assertThat(sandbox.stat("pwned", work)).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void aCommandKeepsItsOwnCodesAndWordsEvenWhenTheyLookLikeALaunchersFailure(String type) {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+
+        for (int code : List.of(1, 125, 126, 127)) {
+            ExecResult result = sandbox.exec(Command.shell("echo \"bwrap: Can't chdir to $PWD/missing: No such file "
+                    + "or directory\" >&2; exit " + code), ExecOptions.in(work, TIMEOUT));
+            assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(code);
+            assertThat(result.stderrText()).contains("Can't chdir to");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void aMissingWorkingDirectoryIsRefusedAsMissing(String type) {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        for (String missing : List.of(spec.workDirIn(sandbox) + "/not-made", "/sandbox4j-nonexistent/dir")) {
+            for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
+                assertThatThrownBy(() -> sandbox.exec(command, ExecOptions.in(missing, TIMEOUT)))
+                        .isExactlyInstanceOf(SandboxFileNotFound.class)
+                        .hasMessage(ExecRefusals.workingDirectoryMissing(missing).getMessage());
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void aWorkingDirectoryThatIsAFileIsRefusedAsNotADirectory(String type) {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+        sandbox.writeFile("plain.txt", "not a directory", work);
+        String file = work + "/plain.txt";
+
+        for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
+            assertThatThrownBy(() -> sandbox.exec(command, ExecOptions.in(file, TIMEOUT)))
+                    .isExactlyInstanceOf(SandboxNotADirectory.class)
+                    .hasMessage(ExecRefusals.workingDirectoryNotADirectory(file).getMessage());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void aWorkingDirectoryTheGuestRemovedIsRefusedAsMissing(String type) {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+        ExecResult made = sandbox.exec(Command.shell("mkdir gone && ln -s nowhere dangling"),
+                ExecOptions.in(work, TIMEOUT));
+        assertThat(made.exitCode()).as(made.stderrText()).isZero();
+        sandbox.remove("gone", work, true);
+
+        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(work + "/gone", TIMEOUT)))
+                .isExactlyInstanceOf(SandboxFileNotFound.class);
+        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(work + "/dangling", TIMEOUT)))
+                .isInstanceOfAny(SandboxFileNotFound.class, SandboxNotADirectory.class);
+    }
+
+    /**
+     * The launchers between the JVM and the command cannot write the launch's report (its
+     * directory is a file): they fail before the command starts, with an exit code of their own
+     * that must not be returned as the command's.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
+    void aLauncherFailingBeforeTheCommandIsATypedFailureNeverAnExitCode(String type) throws IOException {
+        SandboxSpec spec = backendOf(type);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        String work = spec.workDirIn(sandbox);
+        Path reports = ((LocalSandbox) sandbox).directory().resolve(LaunchReport.DIRECTORY);
+        LocalStore.deleteTree(reports);
+        Files.writeString(reports, "in the way");
+
+        assertThatThrownBy(() -> sandbox.exec(Command.shell("echo ran > ran.txt"), ExecOptions.in(work, TIMEOUT)))
+                .isExactlyInstanceOf(SandboxException.class)
+                .hasMessageContaining("failed before the command 'echo ran > ran.txt' started")
+                .hasMessageContaining("so nothing ran");
+        assertThat(sandbox.stat("ran.txt", work)).as("the command never ran").isEmpty();
+
+        Files.delete(reports);
+        assertThat(sandbox.exec(Command.argv("true"), ExecOptions.in(work, TIMEOUT)).exitCode()).isZero();
+    }
+
+    /** bwrap itself failing (here: before it even clones, as when namespaces are refused) is no exit code either. */
+    @Test
+    void aBwrapThatFailsOnlyForExecsIsATypedFailure() throws IOException {
+        Path fake = tempDir.resolve("bwrap");
+        Files.writeString(fake, "#!/bin/sh\ncase \" $* \" in *\" --json-status-fd \"*) echo 'bwrap: Creating new "
+                + "namespace failed: Resource temporarily unavailable' >&2; exit 1;; esac\nexec bwrap \"$@\"\n");
+        Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
+        backend = BubblewrapBackend.builder().stateRoot(stateRoot).bwrap(fake.toString()).build();
+        SandboxSpec spec = SandboxSpec.builder("outcomes").build();
+        Sandbox sandbox = backend.acquire(KEY, spec);
+
+        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(spec.workDir(), TIMEOUT)))
+                .isExactlyInstanceOf(SandboxException.class)
+                .hasMessageContaining("bwrap failed before the command ''true'' started (it exited 1 saying "
+                        + "'bwrap: Creating new namespace failed");
+    }
+
+    /** The line {@code launchCommand} gives still runs as is: with no report, bwrap is asked for no status. */
+    @Test
+    void theLaunchCommandRunsAsIsWithoutAReport() throws Exception {
+        SandboxSpec spec = backendOf(BubblewrapBackend.TYPE);
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        List<String> line = ((BubblewrapBackend) backend).launchCommand(sandbox, Command.argv("sh", "-c", "exit 7"),
+                ExecOptions.in(spec.workDir(), TIMEOUT));
+
+        assertThat(line).doesNotContain("--json-status-fd");
+        ProcessBuilder direct = new ProcessBuilder(line).redirectErrorStream(true);
+        direct.environment().clear();
+        direct.environment().put("PATH", "/usr/bin:/bin:/usr/sbin:/sbin");
+        Process process = direct.start();
+        process.getOutputStream().close();
+        String said = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(process.waitFor()).as(said).isEqualTo(7);
+    }
+
+    /** Builds {@link #backend} of {@code type}; returns the spec that backend serves. */
+    private SandboxSpec backendOf(String type) {
+        boolean process = type.equals(ProcessBackend.TYPE);
+        backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
+                : BubblewrapBackend.builder().stateRoot(stateRoot).build();
+        return SandboxSpec.builder("outcomes").egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
+    }
+}
