@@ -95,7 +95,6 @@ public final class BubblewrapBackend extends LocalBackend {
 
     private static final ResourceLimiter.Programs PROGRAMS = ResourceLimiter.Programs.fromPath();
 
-    private final String name;
     private final Path bwrap;
     private final LocalSandboxes sandboxes;
     private final BwrapLayout layout;
@@ -112,7 +111,7 @@ public final class BubblewrapBackend extends LocalBackend {
     private volatile String guestBridge;
 
     private BubblewrapBackend(Builder builder) {
-        this.name = builder.name;
+        super(builder.name);
         this.bwrap = HostPrograms.find(builder.bwrap).orElseThrow(() -> new SandboxException("backend '"
                 + builder.name + "' cannot find the bwrap binary '" + builder.bwrap + "': " + INSTALL_HINT));
         LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
@@ -139,11 +138,6 @@ public final class BubblewrapBackend extends LocalBackend {
 
     public static Builder builder() {
         return new Builder();
-    }
-
-    @Override
-    public String name() {
-        return name;
     }
 
     @Override

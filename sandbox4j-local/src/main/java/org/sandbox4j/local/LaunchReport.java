@@ -66,13 +66,9 @@ final class LaunchReport implements AutoCloseable {
         }
     }
 
+    /** Removes the report, as a launch's record is removed: quietly when the sandbox was retired meanwhile. */
     @Override
     public void close() {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            // The sandbox was retired meanwhile (its directory renamed away): its disposal removes the file.
-            LOG.log(System.Logger.Level.DEBUG, () -> "could not remove " + file + ": " + ErrorDetail.of(e));
-        }
+        new Launches.Registration(file).close();
     }
 }

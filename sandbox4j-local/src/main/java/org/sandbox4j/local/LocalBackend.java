@@ -15,6 +15,18 @@ import org.sandbox4j.core.SandboxQuery;
  */
 abstract class LocalBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
 
+    /** The name the router and messages use. */
+    final String name;
+
+    LocalBackend(String name) {
+        this.name = name;
+    }
+
+    @Override
+    public final String name() {
+        return name;
+    }
+
     /** The sandboxes under this backend's state root. */
     abstract LocalSandboxes sandboxes();
 

@@ -64,13 +64,12 @@ public final class ProcessBackend extends LocalBackend {
             .osFamilies(OsFamily.POSIX)
             .build();
 
-    private final String name;
     private final Path setsid;
     private final Path kill;
     private final LocalSandboxes sandboxes;
 
     private ProcessBackend(Builder builder) {
-        this.name = builder.name;
+        super(builder.name);
         this.setsid = HostPrograms.find("setsid").orElseThrow(() -> new SandboxException("backend '" + name
                 + "' needs setsid(1) to give each command its own process group (util-linux on Linux: apt-get "
                 + "install util-linux); without it a timeout could not kill what the command started"));
@@ -87,11 +86,6 @@ public final class ProcessBackend extends LocalBackend {
 
     public static Builder builder() {
         return new Builder();
-    }
-
-    @Override
-    public String name() {
-        return name;
     }
 
     @Override
