@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
@@ -21,15 +20,13 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.sandbox4j.core.Command;
-import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxFileNotFound;
-import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ExecRefusals;
 
@@ -50,28 +47,23 @@ class LocalExecOutcomesTest {
     @TempDir
     Path tempDir;
 
-    private Path stateRoot;
-    private SandboxBackend backend;
+    private LocalBackendUnderTest local;
 
     @BeforeEach
-    void stateRoot() throws IOException {
-        stateRoot = Files.createTempDirectory("s4jo");
+    void fresh() throws IOException {
+        local = LocalBackendUnderTest.fresh("s4jo", KEY);
     }
 
     @AfterEach
     void cleanUp() throws Exception {
-        if (backend != null) {
-            backend.dispose(KEY);
-            ((AutoCloseable) backend).close();
-        }
-        LocalStore.deleteTree(stateRoot);
+        local.close();
     }
 
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void theWorkDirExistsRightAfterAcquire(String type) {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
 
         ExecResult result = sandbox.exec(Command.argv("pwd"), ExecOptions.in(work, TIMEOUT));
@@ -93,8 +85,8 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @MethodSource("programsThatCannotRun")
     void aProgramThatCannotRunExitsWithTheShellsCodeNeverTheLaunchers(String type, Command command, int code) {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
 
         ExecResult result = sandbox.exec(command, ExecOptions.in(spec.workDirIn(sandbox), TIMEOUT));
 
@@ -105,8 +97,8 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void anArgvWordIsNeverShellText(String type) {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
 
         ExecResult result = sandbox.exec(Command.argv("printf", "%s|", "$(touch pwned)", "; exit 3", "'\""),
@@ -120,8 +112,8 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aCommandKeepsItsOwnCodesAndWordsEvenWhenTheyLookLikeALaunchersFailure(String type) {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
 
         for (int code : List.of(1, 125, 126, 127)) {
@@ -135,38 +127,30 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aMissingWorkingDirectoryIsRefusedAsMissing(String type) {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
         for (String missing : List.of(spec.workDirIn(sandbox) + "/not-made", "/sandbox4j-nonexistent/dir")) {
-            for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
-                assertThatThrownBy(() -> sandbox.exec(command, ExecOptions.in(missing, TIMEOUT)))
-                        .isExactlyInstanceOf(SandboxFileNotFound.class)
-                        .hasMessage(ExecRefusals.workingDirectoryMissing(missing).getMessage());
-            }
+            assertEveryExecRefused(sandbox, missing, ExecRefusals.workingDirectoryMissing(missing));
         }
     }
 
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aWorkingDirectoryThatIsAFileIsRefusedAsNotADirectory(String type) {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
         sandbox.writeFile("plain.txt", "not a directory", work);
         String file = work + "/plain.txt";
 
-        for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
-            assertThatThrownBy(() -> sandbox.exec(command, ExecOptions.in(file, TIMEOUT)))
-                    .isExactlyInstanceOf(SandboxNotADirectory.class)
-                    .hasMessage(ExecRefusals.workingDirectoryNotADirectory(file).getMessage());
-        }
+        assertEveryExecRefused(sandbox, file, ExecRefusals.workingDirectoryNotADirectory(file));
     }
 
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aWorkingDirectoryTheGuestRemovedIsRefusedAsMissing(String type) {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
         ExecResult made = sandbox.exec(Command.shell("mkdir gone && ln -s nowhere dangling"),
                 ExecOptions.in(work, TIMEOUT));
@@ -187,8 +171,8 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aLauncherFailingBeforeTheCommandIsATypedFailureNeverAnExitCode(String type) throws IOException {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
+        SandboxSpec spec = local.backendOf(type, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
         String work = spec.workDirIn(sandbox);
         Path reports = ((LocalSandbox) sandbox).directory().resolve(LaunchReport.DIRECTORY);
         LocalStore.deleteTree(reports);
@@ -207,11 +191,11 @@ class LocalExecOutcomesTest {
     /** bwrap itself failing (here: before it even clones, as when namespaces are refused) is no exit code either. */
     @Test
     void aBwrapThatFailsOnlyForExecsIsATypedFailure() throws IOException {
-        Path fake = tempDir.resolve("bwrap");
-        Files.writeString(fake, "#!/bin/sh\ncase \" $* \" in *\" --json-status-fd \"*) echo 'bwrap: Creating new "
-                + "namespace failed: Resource temporarily unavailable' >&2; exit 1;; esac\nexec bwrap \"$@\"\n");
-        Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
-        backend = BubblewrapBackend.builder().stateRoot(stateRoot).bwrap(fake.toString()).build();
+        Path fake = LocalBackendUnderTest.script(tempDir.resolve("bwrap"), "#!/bin/sh\ncase \" $* \" in "
+                + "*\" --json-status-fd \"*) echo 'bwrap: Creating new namespace failed: Resource temporarily "
+                + "unavailable' >&2; exit 1;; esac\nexec bwrap \"$@\"\n");
+        BubblewrapBackend backend = local.use(BubblewrapBackend.builder().stateRoot(local.stateRoot())
+                .bwrap(fake.toString()).build());
         SandboxSpec spec = SandboxSpec.builder("outcomes").build();
         Sandbox sandbox = backend.acquire(KEY, spec);
 
@@ -224,10 +208,10 @@ class LocalExecOutcomesTest {
     /** The line {@code launchCommand} gives still runs as is: with no report, bwrap is asked for no status. */
     @Test
     void theLaunchCommandRunsAsIsWithoutAReport() throws Exception {
-        SandboxSpec spec = backendOf(BubblewrapBackend.TYPE);
-        Sandbox sandbox = backend.acquire(KEY, spec);
-        List<String> line = ((BubblewrapBackend) backend).launchCommand(sandbox, Command.argv("sh", "-c", "exit 7"),
-                ExecOptions.in(spec.workDir(), TIMEOUT));
+        SandboxSpec spec = local.backendOf(BubblewrapBackend.TYPE, "outcomes");
+        Sandbox sandbox = local.backend().acquire(KEY, spec);
+        List<String> line = ((BubblewrapBackend) local.backend()).launchCommand(sandbox,
+                Command.argv("sh", "-c", "exit 7"), ExecOptions.in(spec.workDir(), TIMEOUT));
 
         assertThat(line).doesNotContain("--json-status-fd");
         ProcessBuilder direct = new ProcessBuilder(line).redirectErrorStream(true);
@@ -239,11 +223,12 @@ class LocalExecOutcomesTest {
         assertThat(process.waitFor()).as(said).isEqualTo(7);
     }
 
-    /** Builds {@link #backend} of {@code type}; returns the spec that backend serves. */
-    private SandboxSpec backendOf(String type) {
-        boolean process = type.equals(ProcessBackend.TYPE);
-        backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
-                : BubblewrapBackend.builder().stateRoot(stateRoot).build();
-        return SandboxSpec.builder("outcomes").egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
+    /** An argv command and a shell line in {@code workingDirectory} are both refused with {@code expected}. */
+    private static void assertEveryExecRefused(Sandbox sandbox, String workingDirectory, RuntimeException expected) {
+        for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
+            assertThatThrownBy(() -> sandbox.exec(command, ExecOptions.in(workingDirectory, TIMEOUT)))
+                    .isExactlyInstanceOf(expected.getClass())
+                    .hasMessage(expected.getMessage());
+        }
     }
 }
