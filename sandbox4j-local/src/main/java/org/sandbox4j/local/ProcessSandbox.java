@@ -61,7 +61,8 @@ final class ProcessSandbox extends LocalSandbox {
     /**
      * The host could not start the launch. In a working directory that is not one, it is the
      * JVM's own chdir that failed, before anything ran: what is there, seen without following a
-     * link, says which refusal it is (a link the chdir could not follow is not a directory).
+     * link, says which refusal it is; for a link, as bwrap's chdir says it, a link to nothing is
+     * missing and one to a file not a directory.
      */
     @Override
     SandboxException couldNotStart(Launch launch, ExecOptions options, IOException cause) {
@@ -73,8 +74,14 @@ final class ProcessSandbox extends LocalSandbox {
         } catch (IOException missing) {
             return ExecRefusals.workingDirectoryMissing(workingDirectory);
         }
-        return attributes.isDirectory() ? super.couldNotStart(launch, options, cause)
-                : ExecRefusals.workingDirectoryNotADirectory(workingDirectory);
+        if (attributes.isDirectory()) {
+            return super.couldNotStart(launch, options, cause);
+        }
+        // A link the chdir followed: the JVM's message carries the chdir's errno (20, ENOTDIR: it led to a file).
+        boolean notADirectory = !attributes.isSymbolicLink()
+                || String.valueOf(cause.getMessage()).contains("error=20,");
+        return notADirectory ? ExecRefusals.workingDirectoryNotADirectory(workingDirectory)
+                : ExecRefusals.workingDirectoryMissing(workingDirectory);
     }
 
     /** The command's result when the trampoline reported it started; else the launcher's failure. */

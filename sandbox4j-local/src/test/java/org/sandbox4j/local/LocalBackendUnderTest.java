@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
@@ -35,6 +36,17 @@ final class LocalBackendUnderTest implements AutoCloseable {
         backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
                 : BubblewrapBackend.builder().stateRoot(stateRoot).build();
         return SandboxSpec.builder(kind).egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
+    }
+
+    /** A sandbox acquired for the test's key, and its work dir as the backend places it. */
+    record Acquired(Sandbox sandbox, String workDir) {
+    }
+
+    /** Builds the backend of {@code type} and acquires the test's sandbox of {@code kind} in it. */
+    Acquired acquire(String type, String kind) {
+        SandboxSpec spec = backendOf(type, kind);
+        Sandbox sandbox = backend.acquire(key, spec);
+        return new Acquired(sandbox, spec.workDirIn(sandbox));
     }
 
     /** Uses {@code built} (made over {@link #stateRoot()}) as the backend. */

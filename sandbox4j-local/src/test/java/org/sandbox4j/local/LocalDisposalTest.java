@@ -20,7 +20,6 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxKey;
-import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.testkit.tck.HostileSuite;
 
 /**
@@ -50,10 +49,10 @@ class LocalDisposalTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void anExecInFlightDuringADisposalAndEveryCallAfterEndWithSandboxDisposed(String type) throws Exception {
-        SandboxSpec spec = local.backendOf(type, "disposal");
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "disposal");
         SandboxBackend backend = local.backend();
-        Sandbox sandbox = backend.acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
         sandbox.writeFile("before.txt", "x", work);
         CompletableFuture<ExecResult> running = CompletableFuture.supplyAsync(() -> sandbox.exec(List.of("sh", "-c",
                 ": > started; sleep 60"), work, TIMEOUT));
@@ -72,10 +71,10 @@ class LocalDisposalTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aTreeDeeperThanAnyPathLeavesNothingUnderTheStateRoot(String type) throws IOException {
-        SandboxSpec spec = local.backendOf(type, "disposal");
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "disposal");
         SandboxBackend backend = local.backend();
-        Sandbox sandbox = backend.acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
         ExecResult made = sandbox.exec(List.of("sh", "-c", HostileSuite.DEEP_TREE + "\nchmod 500 deep/d/d", "deep",
                 work, "1250"), work, TIMEOUT);
         assertThat(made.exitCode()).as(made.stderrText()).isZero();

@@ -24,8 +24,6 @@ import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxException;
-import org.sandbox4j.core.SandboxFileNotFound;
-import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ExecRefusals;
@@ -62,9 +60,9 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void theWorkDirExistsRightAfterAcquire(String type) {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
 
         ExecResult result = sandbox.exec(Command.argv("pwd"), ExecOptions.in(work, TIMEOUT));
 
@@ -85,10 +83,9 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @MethodSource("programsThatCannotRun")
     void aProgramThatCannotRunExitsWithTheShellsCodeNeverTheLaunchers(String type, Command command, int code) {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
 
-        ExecResult result = sandbox.exec(command, ExecOptions.in(spec.workDirIn(sandbox), TIMEOUT));
+        ExecResult result = acquired.sandbox().exec(command, ExecOptions.in(acquired.workDir(), TIMEOUT));
 
         assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(code);
         assertThat(result.stderrText()).as("a launcher's own message").doesNotContain("bwrap", "setsid", "execvp");
@@ -97,9 +94,9 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void anArgvWordIsNeverShellText(String type) {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
 
         ExecResult result = sandbox.exec(Command.argv("printf", "%s|", "$(touch pwned)", "; exit 3", "'\""),
                 ExecOptions.in(work, TIMEOUT));
@@ -112,9 +109,9 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aCommandKeepsItsOwnCodesAndWordsEvenWhenTheyLookLikeALaunchersFailure(String type) {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
 
         for (int code : List.of(1, 125, 126, 127)) {
             ExecResult result = sandbox.exec(Command.shell("echo \"bwrap: Can't chdir to $PWD/missing: No such file "
@@ -127,19 +124,18 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aMissingWorkingDirectoryIsRefusedAsMissing(String type) {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
-        for (String missing : List.of(spec.workDirIn(sandbox) + "/not-made", "/sandbox4j-nonexistent/dir")) {
-            assertEveryExecRefused(sandbox, missing, ExecRefusals.workingDirectoryMissing(missing));
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        for (String missing : List.of(acquired.workDir() + "/not-made", "/sandbox4j-nonexistent/dir")) {
+            assertEveryExecRefused(acquired.sandbox(), missing, ExecRefusals.workingDirectoryMissing(missing));
         }
     }
 
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aWorkingDirectoryThatIsAFileIsRefusedAsNotADirectory(String type) {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
         sandbox.writeFile("plain.txt", "not a directory", work);
         String file = work + "/plain.txt";
 
@@ -148,19 +144,19 @@ class LocalExecOutcomesTest {
 
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
-    void aWorkingDirectoryTheGuestRemovedIsRefusedAsMissing(String type) {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
-        ExecResult made = sandbox.exec(Command.shell("mkdir gone && ln -s nowhere dangling"),
-                ExecOptions.in(work, TIMEOUT));
+    void aWorkingDirectoryTheGuestRemovedOrLinkedAwayIsRefusedAsTheChdirSaw(String type) {
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
+        ExecResult made = sandbox.exec(Command.shell("mkdir gone && ln -s nowhere dangling && : > file "
+                + "&& ln -s file to-a-file"), ExecOptions.in(work, TIMEOUT));
         assertThat(made.exitCode()).as(made.stderrText()).isZero();
         sandbox.remove("gone", work, true);
 
-        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(work + "/gone", TIMEOUT)))
-                .isExactlyInstanceOf(SandboxFileNotFound.class);
-        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(work + "/dangling", TIMEOUT)))
-                .isInstanceOfAny(SandboxFileNotFound.class, SandboxNotADirectory.class);
+        assertEveryExecRefused(sandbox, work + "/gone", ExecRefusals.workingDirectoryMissing(work + "/gone"));
+        assertEveryExecRefused(sandbox, work + "/dangling", ExecRefusals.workingDirectoryMissing(work + "/dangling"));
+        assertEveryExecRefused(sandbox, work + "/to-a-file",
+                ExecRefusals.workingDirectoryNotADirectory(work + "/to-a-file"));
     }
 
     /**
@@ -171,9 +167,9 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aLauncherFailingBeforeTheCommandIsATypedFailureNeverAnExitCode(String type) throws IOException {
-        SandboxSpec spec = local.backendOf(type, "outcomes");
-        Sandbox sandbox = local.backend().acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
         Path reports = ((LocalSandbox) sandbox).directory().resolve(LaunchReport.DIRECTORY);
         LocalStore.deleteTree(reports);
         Files.writeString(reports, "in the way");
