@@ -25,14 +25,10 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
-import org.sandbox4j.core.SandboxInventory;
 import org.sandbox4j.core.SandboxKey;
-import org.sandbox4j.core.SandboxListing;
-import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
@@ -64,7 +60,7 @@ import org.sandbox4j.core.spi.GuestEnvironment;
  * namespace of each launch's own (the process bound then covers one exec, whatever else the user
  * runs); {@link #diagnostics()} says which, and what each bound covers.
  */
-public final class BubblewrapBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
+public final class BubblewrapBackend extends LocalBackend {
 
     /** The backend's name unless the builder gives another. */
     public static final String DEFAULT_NAME = "bubblewrap";
@@ -85,16 +81,20 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** Single digits: a POSIX sh (dash) reads {@code 10<file} as a command named 10, not a redirection. */
     private static final String NO_FIFO_FD = "8";
     private static final String HOST_FILTER_FD = "9";
-    /** Opens the no-FIFO filter ($1) and the host's own filter ($2, or "-") for bwrap, then runs the rest. Fixed text. */
+    private static final String STATUS_FD = "7";
+    /**
+     * Opens the no-FIFO filter ($1) and the host's own filter ($2, or "-") for bwrap, and the
+     * launch's report ($3, or "-") for bwrap's JSON status, then runs the rest. Fixed text.
+     */
     private static final String OPEN_FILTERS = "exec " + NO_FIFO_FD + "<\"$1\" || exit 125; if [ \"$2\" != - ]; then "
-            + "exec " + HOST_FILTER_FD + "<\"$2\" || exit 125; fi; shift 2; exec \"$@\"";
+            + "exec " + HOST_FILTER_FD + "<\"$2\" || exit 125; fi; if [ \"$3\" != - ]; then exec " + STATUS_FD
+            + ">\"$3\" || exit 125; fi; shift 3; exec \"$@\"";
     private static final String NO_FIFO_FILE = "no-fifo.bpf";
 
     private static final List<Egress> EGRESS_MODES = List.of(Egress.CLOSED, Egress.ALLOWLIST);
 
     private static final ResourceLimiter.Programs PROGRAMS = ResourceLimiter.Programs.fromPath();
 
-    private final String name;
     private final Path bwrap;
     private final LocalSandboxes sandboxes;
     private final BwrapLayout layout;
@@ -111,7 +111,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     private volatile String guestBridge;
 
     private BubblewrapBackend(Builder builder) {
-        this.name = builder.name;
+        super(builder.name);
         this.bwrap = HostPrograms.find(builder.bwrap).orElseThrow(() -> new SandboxException("backend '"
                 + builder.name + "' cannot find the bwrap binary '" + builder.bwrap + "': " + INSTALL_HINT));
         LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
@@ -141,11 +141,6 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     }
 
     @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
     public BackendDeclarations declarations() {
         return declarations;
     }
@@ -162,11 +157,6 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
                 .egressModes(EGRESS_MODES)
                 .osFamilies(OsFamily.POSIX)
                 .build();
-    }
-
-    /** How this backend limits sandboxes on this host. */
-    public LimitMechanism limitMechanism() {
-        return limiter.mechanism();
     }
 
     /** The directory this backend keeps its sandboxes in. */
@@ -243,53 +233,19 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
                 .resolve(workDirName));
     }
 
-    @Override
-    public void dispose(SandboxKey key) {
-        sandboxes.dispose(key);
-    }
-
-    @Override
-    public int disposeScope(String scope, String threadId) {
-        return sandboxes.disposeScope(scope, threadId);
-    }
-
-    /** The sandboxes under this backend's state root for {@code query}, whichever process made them. */
-    @Override
-    public List<SandboxListing> list(SandboxQuery query) {
-        return sandboxes.list(Objects.requireNonNull(query, "query"));
-    }
-
-    @Override
-    public int dispose(SandboxQuery query) {
-        return sandboxes.dispose(Objects.requireNonNull(query, "query"));
-    }
-
-    /**
-     * Reclaims what crashed owners left: sandboxes whose owner is gone and whose lease expired,
-     * half-built or half-removed directories, and control groups with no sandbox. Runs when the
-     * backend starts; call it again on demand. Returns how many sandboxes it removed.
-     */
-    public int reapAbandoned() {
-        return sandboxes.reapAbandoned();
-    }
-
-    /**
-     * Stops the proxies this process runs and lets go of the sandboxes this instance acquired:
-     * they stay, detached, until their lease runs out, for the next process to adopt or dispose of
-     * (a JVM that exits normally does the same; one that crashes leaves them attached, and the
-     * next backend on the state root reaps them at once).
-     */
+    /** Stops the proxies this process runs, then lets go of the sandboxes as {@link LocalBackend#close()} says. */
     @Override
     public void close() {
         proxies.values().forEach(EgressLink::close);
         proxies.clear();
-        sandboxes.close();
+        super.close();
     }
 
     /**
      * The exact argv {@code sandbox.exec(command, options)} would start on the host (the limits
-     * launcher, then {@code bwrap} and its arguments): for diagnostics, and for benchmarks that
-     * compare the backend against the same line launched directly.
+     * launcher, then {@code bwrap} and its arguments), but for the per-exec report file bwrap
+     * writes its status to, whose place holds {@code -} (none): for diagnostics, and for
+     * benchmarks that compare the backend against the same line launched directly.
      *
      * @throws IllegalArgumentException when {@code sandbox} is not one of this backend's
      */
@@ -297,7 +253,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         if (!(sandbox instanceof BubblewrapSandbox bubblewrap) || bubblewrap.backend() != this) {
             throw new IllegalArgumentException("not a sandbox of backend '" + name + "': " + sandbox);
         }
-        return List.copyOf(bubblewrap.commandLine(command, options));
+        return List.copyOf(bubblewrap.commandLine(command, options, Optional.empty()));
     }
 
     /**
@@ -317,9 +273,9 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     // ---------------------------------------------------------------- what a sandbox asks of its backend
 
     List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,
-            WorkspaceKeeper keeper, Command command, ExecOptions options) {
+            WorkspaceKeeper keeper, Command command, ExecOptions options, Optional<Path> report) {
         List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id, keeper.enterWords(PROGRAMS)));
-        argv.addAll(filteredBwrap(seccompFilter));
+        argv.addAll(filteredBwrap(seccompFilter, report));
         argv.addAll(List.of("--bind", directory.resolve(LocalStore.WORKSPACE).toString(), mountPoint));
         egress.ifPresent(link -> argv.addAll(List.of("--ro-bind", link.hostDirectory().toString(),
                 GUEST_EGRESS_DIRECTORY)));
@@ -329,8 +285,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         environment.putAll(options.environment());
         environment.forEach((variable, value) -> argv.addAll(List.of("--setenv", variable, value)));
         argv.add("--");
-        List<String> words = command instanceof Command.Argv argvCommand ? argvCommand.words()
-                : List.of("/bin/sh", "-c", ((Command.Shell) command).line());
+        List<String> words = GuestCommand.words(command);
         argv.addAll(egress.isPresent() ? EgressLink.bridged(GUEST_EGRESS_DIRECTORY, words) : words);
         LaunchEncoding.requireEncodable(argv, name);
         return argv;
@@ -344,6 +299,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         return builder;
     }
 
+    @Override
     LocalSandboxes sandboxes() {
         return sandboxes;
     }
@@ -433,7 +389,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** Fails construction with the fix when bwrap cannot make a sandbox on this host. */
     private void checkHost() {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.addAll(filteredBwrap(Optional.empty()));
+        argv.addAll(filteredBwrap(Optional.empty(), Optional.empty()));
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
         Outcome outcome = run(argv);
         if (outcome.exitCode() != 0) {
@@ -451,7 +407,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** A filter the kernel refuses would fail every exec as if the guest had failed: refuse it now instead. */
     private void checkSeccompFilter(Path filter) {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.addAll(filteredBwrap(Optional.of(filter)));
+        argv.addAll(filteredBwrap(Optional.of(filter), Optional.empty()));
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
         Outcome outcome = run(argv);
         if (outcome.exitCode() != 0) {
@@ -465,7 +421,7 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     /** Runs a command in a throwaway sandbox without a workspace; returns its stdout ("" on failure). */
     private String probe(List<String> command) {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.addAll(filteredBwrap(seccompFilter));
+        argv.addAll(filteredBwrap(seccompFilter, Optional.empty()));
         argv.add("--");
         argv.addAll(command);
         Outcome outcome = run(argv);
@@ -476,15 +432,19 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
     }
 
     /**
-     * {@code bwrap} and its fixed arguments behind the shell that opens its seccomp filters: the
-     * no-FIFO filter always, the host's own when given.
+     * {@code bwrap} and its fixed arguments behind the shell that opens its seccomp filters (the
+     * no-FIFO filter always, the host's own when given) and, when given, the report bwrap writes
+     * its JSON status to ({@code {"child-pid": N}} once it cloned its child, {@code {"exit-code": N}}
+     * once that child, having reached exec, exited). bwrap keeps the status descriptor from its child.
      */
-    private List<String> filteredBwrap(Optional<Path> hostFilter) {
+    private List<String> filteredBwrap(Optional<Path> hostFilter, Optional<Path> report) {
         List<String> words = new ArrayList<>(List.of("/bin/sh", "-c", OPEN_FILTERS, "sandbox4j-seccomp",
-                noFifoFilter.toString(), hostFilter.map(Path::toString).orElse("-"), bwrap.toString()));
+                noFifoFilter.toString(), hostFilter.map(Path::toString).orElse("-"),
+                report.map(Path::toString).orElse("-"), bwrap.toString()));
         words.addAll(layout.fixedArguments());
         words.addAll(List.of("--add-seccomp-fd", NO_FIFO_FD));
         hostFilter.ifPresent(filter -> words.addAll(List.of("--add-seccomp-fd", HOST_FILTER_FD)));
+        report.ifPresent(file -> words.addAll(List.of("--json-status-fd", STATUS_FD)));
         return words;
     }
 
@@ -528,56 +488,27 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
         }
     }
 
-    /** Configures a {@link BubblewrapBackend}; every setting has a default. */
-    public static final class Builder {
-        private String name = DEFAULT_NAME;
+    /** Configures a {@link BubblewrapBackend}; every setting has a default (its name: {@value #DEFAULT_NAME}). */
+    public static final class Builder extends LocalBackendBuilder<Builder> {
         private String bwrap = "bwrap";
-        private Path stateRoot = LocalStore.defaultStateRoot();
-        private LocalLimits limits = LocalLimits.DEFAULT;
-        private Path cgroupRoot = DEFAULT_CGROUP_ROOT;
         private Optional<Path> rootFilesystem = Optional.empty();
         private Optional<String> imageName = Optional.empty();
         private final List<BwrapLayout.ReadOnlyBind> readOnlyBinds = new ArrayList<>();
         private Optional<Path> seccompFilter = Optional.empty();
-        private Duration lease = DEFAULT_LEASE;
         private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
 
         private Builder() {
+            super(DEFAULT_NAME);
         }
 
-        /** The name the router and messages use. Default {@value #DEFAULT_NAME}. */
-        public Builder name(String value) {
-            if (value == null || value.isBlank()) {
-                throw new IllegalArgumentException("a backend needs a non-blank name");
-            }
-            this.name = value;
+        @Override
+        Builder self() {
             return this;
         }
 
         /** The bwrap binary: a path, or a name looked up on PATH. Default {@code bwrap}. */
         public Builder bwrap(String value) {
             this.bwrap = Objects.requireNonNull(value, "bwrap");
-            return this;
-        }
-
-        /**
-         * Where sandboxes and their records live; processes sharing it share the sandboxes.
-         * Default {@code $XDG_STATE_HOME/sandbox4j}, else {@code ~/.local/state/sandbox4j}.
-         */
-        public Builder stateRoot(Path value) {
-            this.stateRoot = Objects.requireNonNull(value, "stateRoot");
-            return this;
-        }
-
-        /** Memory, processes and CPU per sandbox. Default {@link LocalLimits#DEFAULT}. */
-        public Builder limits(LocalLimits value) {
-            this.limits = Objects.requireNonNull(value, "limits");
-            return this;
-        }
-
-        /** Where the cgroup file systems are mounted. Default {@code /sys/fs/cgroup}. */
-        public Builder cgroupRoot(Path value) {
-            this.cgroupRoot = Objects.requireNonNull(value, "cgroupRoot");
             return this;
         }
 
@@ -612,12 +543,6 @@ public final class BubblewrapBackend implements SandboxBackend, SandboxInventory
                 throw new IllegalArgumentException("the seccomp filter " + value + " cannot be read");
             }
             this.seccompFilter = Optional.of(value.toAbsolutePath());
-            return this;
-        }
-
-        /** How long an owner vouches for its sandboxes before a reaper may take them. Default 10 minutes. */
-        public Builder lease(Duration value) {
-            this.lease = LocalStore.requirePositive(value, "the lease");
             return this;
         }
 

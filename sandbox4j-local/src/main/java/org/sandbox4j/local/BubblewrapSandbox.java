@@ -1,10 +1,10 @@
 package org.sandbox4j.local;
 
-import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Pattern;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
@@ -18,6 +18,9 @@ import org.sandbox4j.core.spi.ExecRefusals;
  * (in several processes) may share one sandbox.
  */
 final class BubblewrapSandbox extends LocalSandbox {
+
+    /** The line bwrap's {@code --json-status-fd} writes when its child exits, having reached exec. */
+    private static final Pattern EXIT_CODE = Pattern.compile("\\{\\s*\"exit-code\"\\s*:\\s*-?\\d+\\s*}");
 
     private final BubblewrapBackend backend;
     private final String mountPoint;
@@ -44,19 +47,31 @@ final class BubblewrapSandbox extends LocalSandbox {
     }
 
     @Override
-    public ExecResult exec(Command command, ExecOptions options) {
-        Objects.requireNonNull(command, "command");
-        Objects.requireNonNull(options, "options");
-        beforeExec();
-        List<String> argv = commandLine(command, options);
-        long start = System.nanoTime();
-        Process process;
-        try {
-            process = backend.processBuilder(argv).start();
-        } catch (IOException e) {
-            throw ExecRefusals.couldNotStart(backend.name(), "bwrap", e);
+    Launch launch(Command command, ExecOptions options, Path report) {
+        return new Launch(backend.processBuilder(commandLine(command, options, Optional.of(report))),
+                BubblewrapSandbox::killLaunch, "bwrap");
+    }
+
+    /**
+     * The command's result when bwrap says its child got as far as exec: bwrap writes its
+     * {@code exit-code} only then (the child signals the end of its set-up just before exec), and
+     * not when it failed on the way, e.g. to enter the working directory. Until then no guest code
+     * ran, so all on stderr is the launchers' own, in the C locale of their cleared environment.
+     */
+    @Override
+    ExecResult commandResult(ExecResult launched, String report, Command command, ExecOptions options) {
+        if (EXIT_CODE.matcher(report).find()) {
+            return launched;
         }
-        return supervise(process, BubblewrapSandbox::killLaunch, options, command.toShellLine(), start);
+        String said = new String(launched.stderr(), StandardCharsets.UTF_8);
+        String chdirFailed = "bwrap: Can't chdir to " + options.workingDirectory() + ": ";
+        if (said.contains(chdirFailed + "No such file or directory")) {
+            throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
+        }
+        if (said.contains(chdirFailed + "Not a directory")) {
+            throw ExecRefusals.workingDirectoryNotADirectory(options.workingDirectory());
+        }
+        throw launcherFailed("bwrap", launched, command);
     }
 
     /**
@@ -73,8 +88,9 @@ final class BubblewrapSandbox extends LocalSandbox {
         }
     }
 
-    List<String> commandLine(Command command, ExecOptions options) {
-        return backend.commandLine(directory(), id(), mountPoint, egress, keeper, command, options);
+    /** The host argv of {@code command}; with a {@code report}, bwrap writes its JSON status there. */
+    List<String> commandLine(Command command, ExecOptions options, Optional<Path> report) {
+        return backend.commandLine(directory(), id(), mountPoint, egress, keeper, command, options, report);
     }
 
     BubblewrapBackend backend() {

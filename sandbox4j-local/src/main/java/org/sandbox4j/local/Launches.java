@@ -32,7 +32,7 @@ final class Launches {
     private Launches() {
     }
 
-    /** A launch's record; closing it removes the record (from wherever the sandbox still is). */
+    /** A launch's file (its record, or its report); closing it removes the file (from wherever the sandbox still is). */
     record Registration(Path file) implements AutoCloseable {
         @Override
         public void close() {

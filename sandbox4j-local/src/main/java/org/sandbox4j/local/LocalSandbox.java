@@ -1,11 +1,15 @@
 package org.sandbox4j.local;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.spi.GuestText;
@@ -16,13 +20,16 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
-import org.sandbox4j.core.spi.WorkspaceFiles;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.spi.ProcessPump;
+import org.sandbox4j.core.spi.WorkspaceFiles;
 
 /**
  * What every local sandbox handle shares: file methods host-side on its workspace, a refusal once
  * the sandbox was disposed of (here or by another process), and a lease kept ahead of the reaper
- * while it is used. Subclasses add how a command runs.
+ * while it is used, and one exec path (launch, record, supervise, read the launch's report).
+ * Subclasses add how a command is launched and what its launcher's report means.
  */
 abstract class LocalSandbox implements Sandbox {
 
@@ -57,7 +64,7 @@ abstract class LocalSandbox implements Sandbox {
     }
 
     /** Call before running a command: refuses a disposed sandbox and renews a waning lease. */
-    final void beforeExec() {
+    private void beforeExec() {
         requireLive();
         if (Instant.now().plus(sandboxes.lease().dividedBy(2)).isBefore(leaseUntil)) {
             return;
@@ -97,12 +104,75 @@ abstract class LocalSandbox implements Sandbox {
     }
 
     /**
-     * Waits for a started command under {@code options}, first recording it among the sandbox's
-     * launches so that a disposal (here or in another process) stops it before touching the files.
-     * A disposal before or during the run ends the call with {@link SandboxDisposed}, never with
-     * whatever exit code the kill left.
+     * How one command is launched on the host: the process to start, how to kill everything it
+     * started, and the host program that starts it (for messages).
      */
-    final ExecResult supervise(Process process, ProcessPump.TreeKill treeKill, ExecOptions options, String description,
+    record Launch(ProcessBuilder process, ProcessPump.TreeKill treeKill, String launcher) {
+    }
+
+    /** The launch of {@code command}, told to write how it went to {@code report}. */
+    abstract Launch launch(Command command, ExecOptions options, Path report);
+
+    /**
+     * The command's result, or the refusal when the launch's {@code report} says the command never
+     * started (the launcher, not the command, ended with {@code launched}'s exit code).
+     */
+    abstract ExecResult commandResult(ExecResult launched, String report, Command command, ExecOptions options);
+
+    /** The refusal when the launcher could not even be started (the host failed to run it). */
+    SandboxException couldNotStart(Launch launch, ExecOptions options, IOException cause) {
+        return ExecRefusals.couldNotStart(backendName, launch.launcher(), cause);
+    }
+
+    /**
+     * Runs {@code command}: starts its launch, records it among the sandbox's launches so that a
+     * disposal (here or in another process) stops it before touching the files, waits for it
+     * under {@code options}, and reads the launch's report so that a launcher's failure is never
+     * returned as the command's exit code. A disposal before or during the run ends the call with
+     * {@link SandboxDisposed}, never with whatever exit code the kill left.
+     */
+    @Override
+    public final ExecResult exec(Command command, ExecOptions options) {
+        Objects.requireNonNull(command, "command");
+        Objects.requireNonNull(options, "options");
+        beforeExec();
+        try (LaunchReport report = newReport()) {
+            Launch launch = launch(command, options, report.file());
+            long start = System.nanoTime();
+            Process process;
+            try {
+                process = launch.process().start();
+            } catch (IOException e) {
+                throw couldNotStart(launch, options, e);
+            }
+            ExecResult launched = supervise(process, launch.treeKill(), options, command.toShellLine(), start);
+            return commandResult(launched, report.read(), command, options);
+        }
+    }
+
+    /**
+     * The one wording of a launcher that failed before the command started: nothing ran, and what
+     * the launcher said (the guest printed nothing yet) is the reason.
+     */
+    final SandboxException launcherFailed(String launcher, ExecResult launched, Command command) {
+        String said = new String(launched.stderr(), StandardCharsets.UTF_8).strip();
+        return new SandboxException("backend '" + backendName + "': " + launcher + " failed before the command "
+                + GuestText.quote(command.toShellLine()) + " started (it exited " + launched.exitCode()
+                + (said.isEmpty() ? "" : " saying " + GuestText.quote(said)) + "), so nothing ran: this is the "
+                + "host's launcher failing, not the command; check the backend's diagnostics()");
+    }
+
+    private LaunchReport newReport() {
+        try {
+            return LaunchReport.in(directory);
+        } catch (IOException e) {
+            requireLive();
+            throw new SandboxException("backend '" + backendName + "' could not prepare the launch of a command in "
+                    + "the sandbox " + id + ": " + ErrorDetail.of(e), e);
+        }
+    }
+
+    private ExecResult supervise(Process process, ProcessPump.TreeKill treeKill, ExecOptions options, String description,
             long startNanos) {
         Optional<Launches.Registration> registration = Launches.register(directory, process);
         if (registration.isEmpty()) {
@@ -130,12 +200,12 @@ abstract class LocalSandbox implements Sandbox {
      * (bwrap naming a bind source) could print it, and where sandboxes live is the host's business.
      */
     private ExecResult withoutHostPaths(ExecResult result) {
-        byte[] hostPath = directory.getParent().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] hostPath = directory.getParent().toString().getBytes(StandardCharsets.UTF_8);
         byte[] stderr = result.stderr();
         if (indexOf(stderr, hostPath, 0) < 0) {
             return result;
         }
-        byte[] hidden = "<sandbox4j state>".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] hidden = "<sandbox4j state>".getBytes(StandardCharsets.UTF_8);
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(stderr.length);
         int from = 0;
         for (int at = indexOf(stderr, hostPath, 0); at >= 0; at = indexOf(stderr, hostPath, from)) {

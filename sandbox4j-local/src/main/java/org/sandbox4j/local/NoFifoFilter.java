@@ -45,6 +45,20 @@ final class NoFifoFilter {
     private static final short AND_K = 0x54;
     private static final short RET_K = 0x06;
 
+    /**
+     * One system-call entry point: its audit architecture, and its numbers of {@code mknod} (-1:
+     * it has none, as AArch64) and {@code mknodat}; x86-64's also takes x32 calls, which are its
+     * numbers with {@link #X32_BIT} set.
+     */
+    private record Entry(String label, int auditArch, boolean dropsX32Bit, int mknod, int mknodat) {
+    }
+
+    private static final List<Entry> ENTRIES = List.of(
+            new Entry("x86-64", AUDIT_ARCH_X86_64, true, 133, 259),
+            new Entry("i386", AUDIT_ARCH_I386, false, 14, 297),
+            new Entry("aarch64", AUDIT_ARCH_AARCH64, false, -1, 33),
+            new Entry("arm", AUDIT_ARCH_ARM, false, 14, 324));
+
     private NoFifoFilter() {
     }
 
@@ -58,35 +72,23 @@ final class NoFifoFilter {
     static byte[] forThisHost() {
         Program program = new Program();
         program.load(ARCH);
-        program.jumpIfEquals(AUDIT_ARCH_X86_64, "x86-64");
-        program.jumpIfEquals(AUDIT_ARCH_I386, "i386");
-        program.jumpIfEquals(AUDIT_ARCH_AARCH64, "aarch64");
-        program.jumpIfEquals(AUDIT_ARCH_ARM, "arm");
+        for (Entry entry : ENTRIES) {
+            program.jumpIfEquals(entry.auditArch(), entry.label());
+        }
         program.allow();
 
-        program.label("x86-64");
-        program.load(NR);
-        program.and(~X32_BIT);
-        program.jumpIfEquals(133, "mode-in-arg1"); // mknod
-        program.jumpIfEquals(259, "mode-in-arg2"); // mknodat
-        program.allow();
-
-        program.label("i386");
-        program.load(NR);
-        program.jumpIfEquals(14, "mode-in-arg1"); // mknod
-        program.jumpIfEquals(297, "mode-in-arg2"); // mknodat
-        program.allow();
-
-        program.label("aarch64");
-        program.load(NR);
-        program.jumpIfEquals(33, "mode-in-arg2"); // mknodat (AArch64 has no mknod)
-        program.allow();
-
-        program.label("arm");
-        program.load(NR);
-        program.jumpIfEquals(14, "mode-in-arg1"); // mknod
-        program.jumpIfEquals(324, "mode-in-arg2"); // mknodat
-        program.allow();
+        for (Entry entry : ENTRIES) {
+            program.label(entry.label());
+            program.load(NR);
+            if (entry.dropsX32Bit()) {
+                program.and(~X32_BIT);
+            }
+            if (entry.mknod() >= 0) {
+                program.jumpIfEquals(entry.mknod(), "mode-in-arg1");
+            }
+            program.jumpIfEquals(entry.mknodat(), "mode-in-arg2");
+            program.allow();
+        }
 
         for (String mode : List.of("mode-in-arg1", "mode-in-arg2")) {
             program.label(mode);

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,13 +21,9 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
-import org.sandbox4j.core.SandboxInventory;
 import org.sandbox4j.core.SandboxKey;
-import org.sandbox4j.core.SandboxListing;
-import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.GuestEnvironment;
 
@@ -55,7 +50,7 @@ import org.sandbox4j.core.spi.GuestEnvironment;
  * {@link Sandbox#relocatedWorkDir()} returns it, and callers pass
  * {@link SandboxSpec#workDirIn(Sandbox)} to file methods and exec.
  */
-public final class ProcessBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
+public final class ProcessBackend extends LocalBackend {
 
     /** The backend's name unless the builder gives another. */
     public static final String DEFAULT_NAME = "process";
@@ -69,13 +64,12 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
             .osFamilies(OsFamily.POSIX)
             .build();
 
-    private final String name;
     private final Path setsid;
     private final Path kill;
     private final LocalSandboxes sandboxes;
 
     private ProcessBackend(Builder builder) {
-        this.name = builder.name;
+        super(builder.name);
         this.setsid = HostPrograms.find("setsid").orElseThrow(() -> new SandboxException("backend '" + name
                 + "' needs setsid(1) to give each command its own process group (util-linux on Linux: apt-get "
                 + "install util-linux); without it a timeout could not kill what the command started"));
@@ -95,18 +89,8 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
     }
 
     @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
     public BackendDeclarations declarations() {
         return DECLARATIONS;
-    }
-
-    /** How this backend limits sandboxes on this host. */
-    public LimitMechanism limitMechanism() {
-        return sandboxes.limiter().mechanism();
     }
 
     /** {@code doctor}-style lines: what this backend is, how it limits, and what it does not isolate. */
@@ -161,50 +145,17 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
         }
     }
 
-    @Override
-    public void dispose(SandboxKey key) {
-        sandboxes.dispose(key);
-    }
-
-    @Override
-    public int disposeScope(String scope, String threadId) {
-        return sandboxes.disposeScope(scope, threadId);
-    }
-
-    /** The sandboxes under this backend's state root for {@code query}, whichever process made them. */
-    @Override
-    public List<SandboxListing> list(SandboxQuery query) {
-        return sandboxes.list(Objects.requireNonNull(query, "query"));
-    }
-
-    @Override
-    public int dispose(SandboxQuery query) {
-        return sandboxes.dispose(Objects.requireNonNull(query, "query"));
-    }
-
-    /** As {@link BubblewrapBackend#reapAbandoned()}. */
-    public int reapAbandoned() {
-        return sandboxes.reapAbandoned();
-    }
-
-    /** As {@link BubblewrapBackend#close()}: lets go of the sandboxes this instance acquired. */
-    @Override
-    public void close() {
-        sandboxes.close();
-    }
-
     // ---------------------------------------------------------------- what a sandbox asks of its backend
 
-    /** The host argv for {@code command}: limits launcher, a new session, then the command itself. */
-    List<String> commandLine(String id, Command command) {
+    /**
+     * The host argv for {@code command}: limits launcher, a new session, then the command behind
+     * the shell that reports to {@code report} that the launchers before it did their part.
+     */
+    List<String> commandLine(String id, Command command, Path report) {
         List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id, List.of()));
         argv.add(setsid.toString());
         argv.add("--");
-        if (command instanceof Command.Argv words) {
-            argv.addAll(words.words());
-        } else {
-            argv.addAll(List.of("/bin/sh", "-c", ((Command.Shell) command).line()));
-        }
+        argv.addAll(GuestCommand.reportingStart(command, report));
         LaunchEncoding.requireEncodable(argv, name);
         return argv;
     }
@@ -245,51 +196,20 @@ public final class ProcessBackend implements SandboxBackend, SandboxInventory, A
         process.destroyForcibly();
     }
 
+    @Override
     LocalSandboxes sandboxes() {
         return sandboxes;
     }
 
-    /** Configures a {@link ProcessBackend}; every setting has a default. */
-    public static final class Builder {
-        private String name = DEFAULT_NAME;
-        private Path stateRoot = LocalStore.defaultStateRoot();
-        private LocalLimits limits = LocalLimits.DEFAULT;
-        private Path cgroupRoot = BubblewrapBackend.DEFAULT_CGROUP_ROOT;
-        private Duration lease = BubblewrapBackend.DEFAULT_LEASE;
+    /** Configures a {@link ProcessBackend}; every setting has a default (its name: {@value #DEFAULT_NAME}). */
+    public static final class Builder extends LocalBackendBuilder<Builder> {
 
         private Builder() {
+            super(DEFAULT_NAME);
         }
 
-        /** The name the router and messages use. Default {@value #DEFAULT_NAME}. */
-        public Builder name(String value) {
-            if (value == null || value.isBlank()) {
-                throw new IllegalArgumentException("a backend needs a non-blank name");
-            }
-            this.name = value;
-            return this;
-        }
-
-        /** Where sandboxes and their records live. Default as {@link BubblewrapBackend.Builder#stateRoot}. */
-        public Builder stateRoot(Path value) {
-            this.stateRoot = Objects.requireNonNull(value, "stateRoot");
-            return this;
-        }
-
-        /** Memory, processes and CPU per sandbox, where the host lets them be applied. */
-        public Builder limits(LocalLimits value) {
-            this.limits = Objects.requireNonNull(value, "limits");
-            return this;
-        }
-
-        /** Where the cgroup file systems are mounted. Default {@code /sys/fs/cgroup}. */
-        public Builder cgroupRoot(Path value) {
-            this.cgroupRoot = Objects.requireNonNull(value, "cgroupRoot");
-            return this;
-        }
-
-        /** How long an owner vouches for its sandboxes before a reaper may take them. Default 10 minutes. */
-        public Builder lease(Duration value) {
-            this.lease = LocalStore.requirePositive(value, "the lease");
+        @Override
+        Builder self() {
             return this;
         }
 

@@ -4,12 +4,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.Objects;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Optional;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
-import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.WorkspaceFiles;
@@ -42,32 +41,56 @@ final class ProcessSandbox extends LocalSandbox {
     }
 
     @Override
-    public ExecResult exec(Command command, ExecOptions options) {
-        Objects.requireNonNull(command, "command");
-        Objects.requireNonNull(options, "options");
-        beforeExec();
+    Launch launch(Command command, ExecOptions options, Path report) {
         Path workingDirectory = Path.of(options.workingDirectory());
-        if (!workingDirectory.isAbsolute() || !Files.isDirectory(workingDirectory, LinkOption.NOFOLLOW_LINKS)) {
-            throw new SandboxException("backend '" + backend.name() + "' cannot run " + GuestText.quote(
-                    command.toShellLine()) + " in " + GuestText.quote(options.workingDirectory())
-                    + ": there is no such directory; create it first (this sandbox's work dir is " + workDir + ")");
+        if (!workingDirectory.isAbsolute()) {
+            // Relative, it would name a directory below the JVM's own working directory.
+            throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
         }
-        ProcessBuilder builder = new ProcessBuilder(backend.commandLine(id(), command)).directory(
-                workingDirectory.toFile());
+        ProcessBuilder builder = new ProcessBuilder(backend.commandLine(id(), command, report))
+                .directory(workingDirectory.toFile());
         builder.environment().clear();
         builder.environment().putAll(backend.environment(directory(), workspace, options));
         ExecMarker marker = ExecMarker.forExec(id());
         builder.environment().put(marker.variable(), marker.value());
         ExecMarker everyExec = ExecMarker.forSandbox(id());
         builder.environment().put(everyExec.variable(), everyExec.value());
-        long start = System.nanoTime();
-        Process process;
+        return new Launch(builder, started -> backend.killTree(started, marker), "setsid");
+    }
+
+    /**
+     * The host could not start the launch. In a working directory that is not one, it is the
+     * JVM's own chdir that failed, before anything ran: what is there, seen without following a
+     * link, says which refusal it is; for a link, as bwrap's chdir says it, a link to nothing is
+     * missing and one to a file not a directory.
+     */
+    @Override
+    SandboxException couldNotStart(Launch launch, ExecOptions options, IOException cause) {
+        String workingDirectory = options.workingDirectory();
+        BasicFileAttributes attributes;
         try {
-            process = builder.start();
-        } catch (IOException e) {
-            throw ExecRefusals.couldNotStart(backend.name(), "setsid", e);
+            attributes = Files.readAttributes(Path.of(workingDirectory), BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException missing) {
+            return ExecRefusals.workingDirectoryMissing(workingDirectory);
         }
-        return supervise(process, started -> backend.killTree(started, marker), options, command.toShellLine(), start);
+        if (attributes.isDirectory()) {
+            return super.couldNotStart(launch, options, cause);
+        }
+        // A link the chdir followed: the JVM's message carries the chdir's errno (20, ENOTDIR: it led to a file).
+        boolean notADirectory = !attributes.isSymbolicLink()
+                || String.valueOf(cause.getMessage()).contains("error=20,");
+        return notADirectory ? ExecRefusals.workingDirectoryNotADirectory(workingDirectory)
+                : ExecRefusals.workingDirectoryMissing(workingDirectory);
+    }
+
+    /** The command's result when the trampoline reported it started; else the launcher's failure. */
+    @Override
+    ExecResult commandResult(ExecResult launched, String report, Command command, ExecOptions options) {
+        if (report.equals(GuestCommand.STARTED)) {
+            return launched;
+        }
+        throw launcherFailed("the launcher", launched, command);
     }
 
     @Override

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -55,10 +54,9 @@ class BubblewrapHostErrorsTest {
 
     @Test
     void aBwrapThatCannotMakeNamespacesIsReportedAsUserNamespacesDisabled() throws IOException {
-        Path fake = tempDir.resolve("bwrap");
-        Files.writeString(fake, "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because "
-                + "the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n");
-        Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path fake = LocalBackendUnderTest.script(tempDir.resolve("bwrap"), "#!/bin/sh\necho 'bwrap: No "
+                + "permissions to creating new namespace, likely because the kernel does not allow non-privileged "
+                + "user namespaces.' >&2\nexit 1\n");
 
         assertThatThrownBy(() -> BubblewrapBackend.builder().stateRoot(tempDir.resolve("s")).bwrap(fake.toString())
                 .build())
@@ -72,9 +70,8 @@ class BubblewrapHostErrorsTest {
 
     @Test
     void aBwrapThatFailsForAnotherReasonSaysToRunItByHand() throws IOException {
-        Path fake = tempDir.resolve("bwrap");
-        Files.writeString(fake, "#!/bin/sh\necho 'bwrap: something unexpected' >&2\nexit 1\n");
-        Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path fake = LocalBackendUnderTest.script(tempDir.resolve("bwrap"),
+                "#!/bin/sh\necho 'bwrap: something unexpected' >&2\nexit 1\n");
 
         assertThatThrownBy(() -> BubblewrapBackend.builder().stateRoot(tempDir.resolve("s")).bwrap(fake.toString())
                 .build())

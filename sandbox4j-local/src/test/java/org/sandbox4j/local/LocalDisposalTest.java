@@ -15,13 +15,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxKey;
-import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.testkit.tck.HostileSuite;
 
 /**
@@ -36,29 +34,25 @@ class LocalDisposalTest {
     private static final SandboxKey KEY = new SandboxKey("disposal", "thread", "agent");
     private static final Duration TIMEOUT = Duration.ofSeconds(120);
 
-    private Path stateRoot;
-    private SandboxBackend backend;
+    private LocalBackendUnderTest local;
 
     @BeforeEach
-    void stateRoot() throws IOException {
-        stateRoot = Files.createTempDirectory("s4jd");
+    void fresh() throws IOException {
+        local = LocalBackendUnderTest.fresh("s4jd", KEY);
     }
 
     @AfterEach
     void cleanUp() throws Exception {
-        if (backend != null) {
-            backend.dispose(KEY);
-            ((AutoCloseable) backend).close();
-        }
-        LocalStore.deleteTree(stateRoot);
+        local.close();
     }
 
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void anExecInFlightDuringADisposalAndEveryCallAfterEndWithSandboxDisposed(String type) throws Exception {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "disposal");
+        SandboxBackend backend = local.backend();
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
         sandbox.writeFile("before.txt", "x", work);
         CompletableFuture<ExecResult> running = CompletableFuture.supplyAsync(() -> sandbox.exec(List.of("sh", "-c",
                 ": > started; sleep 60"), work, TIMEOUT));
@@ -77,16 +71,17 @@ class LocalDisposalTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aTreeDeeperThanAnyPathLeavesNothingUnderTheStateRoot(String type) throws IOException {
-        SandboxSpec spec = backendOf(type);
-        Sandbox sandbox = backend.acquire(KEY, spec);
-        String work = spec.workDirIn(sandbox);
+        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "disposal");
+        SandboxBackend backend = local.backend();
+        Sandbox sandbox = acquired.sandbox();
+        String work = acquired.workDir();
         ExecResult made = sandbox.exec(List.of("sh", "-c", HostileSuite.DEEP_TREE + "\nchmod 500 deep/d/d", "deep",
                 work, "1250"), work, TIMEOUT);
         assertThat(made.exitCode()).as(made.stderrText()).isZero();
 
         backend.dispose(KEY);
 
-        Path store = stateRoot.resolve(type);
+        Path store = local.stateRoot().resolve(type);
         try (Stream<Path> left = Files.list(store)) {
             assertThat(left.map(path -> path.getFileName().toString()))
                     .as("what disposal left under the state root").isSubsetOf(".locks", ".guest-etc");
@@ -96,11 +91,4 @@ class LocalDisposalTest {
         }
     }
 
-    /** Builds {@link #backend} of {@code type}; returns the spec that backend serves. */
-    private SandboxSpec backendOf(String type) {
-        boolean process = type.equals(ProcessBackend.TYPE);
-        backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
-                : BubblewrapBackend.builder().stateRoot(stateRoot).build();
-        return SandboxSpec.builder("disposal").egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
-    }
 }
