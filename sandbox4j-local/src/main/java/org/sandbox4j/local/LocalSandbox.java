@@ -155,11 +155,8 @@ abstract class LocalSandbox implements Sandbox {
      * the launcher said (the guest printed nothing yet) is the reason.
      */
     final SandboxException launcherFailed(String launcher, ExecResult launched, Command command) {
-        String said = new String(launched.stderr(), StandardCharsets.UTF_8).strip();
-        return new SandboxException("backend '" + backendName + "': " + launcher + " failed before the command "
-                + GuestText.quote(command.toShellLine()) + " started (it exited " + launched.exitCode()
-                + (said.isEmpty() ? "" : " saying " + GuestText.quote(said)) + "), so nothing ran: this is the "
-                + "host's launcher failing, not the command; check the backend's diagnostics()");
+        return ExecRefusals.launcherFailed(backendName, launcher, command.toShellLine(), launched.exitCode(),
+                new String(launched.stderr(), StandardCharsets.UTF_8).strip());
     }
 
     private LaunchReport newReport() {

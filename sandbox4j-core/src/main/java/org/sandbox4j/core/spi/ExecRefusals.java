@@ -86,4 +86,19 @@ public final class ExecRefusals {
         return new SandboxNotADirectory("the working directory " + GuestText.quote(workingDirectory) + " is not a "
                 + "directory in the sandbox, so nothing ran: run in a directory");
     }
+
+    /**
+     * The launcher (bwrap, a wrapper, an engine's runtime) failed before the command started, so
+     * nothing ran: never the command's own exit code.
+     *
+     * @param exitCode the launcher's exit code
+     * @param said     what the launcher said (no guest code had run yet), or empty
+     */
+    public static SandboxException launcherFailed(String backendName, String launcher, String shellLine, int exitCode,
+            String said) {
+        return new SandboxException("backend '" + backendName + "': " + launcher + " failed before the command "
+                + GuestText.quote(shellLine) + " started (it exited " + exitCode
+                + (said.isEmpty() ? "" : " saying " + GuestText.quote(said)) + "), so nothing ran: this is the "
+                + "host's launcher failing, not the command; check the backend's diagnostics()");
+    }
 }
