@@ -7,24 +7,13 @@ package org.sandbox4j.core;
  */
 public enum EntryKind implements WireValue {
     /** A regular file. */
-    FILE("file"),
+    FILE,
     /** A directory. */
-    DIRECTORY("directory"),
+    DIRECTORY,
     /** A symbolic link, or a Windows junction or reparse point. Never followed. */
-    SYMLINK("symlink"),
+    SYMLINK,
     /** A device, socket or FIFO, or a link the backend cannot recognise. */
-    OTHER("other");
-
-    private final String wire;
-
-    EntryKind(String wire) {
-        this.wire = wire;
-    }
-
-    @Override
-    public String wire() {
-        return wire;
-    }
+    OTHER;
 
     public static EntryKind parse(String value) {
         return WireValue.parse(EntryKind.class, value);

@@ -7,30 +7,19 @@ package org.sandbox4j.core;
  */
 public enum Isolation implements WireValue {
     /** No boundary: the work runs in the host process. */
-    NONE("none"),
+    NONE,
     /** A software boundary inside the host process (a restricted interpreter, WASM). */
-    RUNTIME("runtime"),
+    RUNTIME,
     /** A separate OS process sharing the host kernel and file system, without namespaces. */
-    OS_PROCESS("os_process"),
+    OS_PROCESS,
     /** Linux namespaces and cgroups. */
-    CONTAINER("container"),
+    CONTAINER,
     /** A container whose system calls a user-space kernel intercepts (gVisor class). */
-    HARDENED_CONTAINER("hardened_container"),
+    HARDENED_CONTAINER,
     /** A hypervisor boundary with a minimal guest and no ambient identity. */
-    MICROVM("microvm"),
+    MICROVM,
     /** A dedicated full virtual machine on remote infrastructure. */
-    VM("vm");
-
-    private final String wire;
-
-    Isolation(String wire) {
-        this.wire = wire;
-    }
-
-    @Override
-    public String wire() {
-        return wire;
-    }
+    VM;
 
     /** Position on the ladder, 0 for {@link #NONE}. */
     public int rank() {

@@ -2,19 +2,8 @@ package org.sandbox4j.core;
 
 /** The guest's path grammar and argument quoting. Never a statement of what is installed. */
 public enum OsFamily implements WireValue {
-    POSIX("posix"),
-    WINDOWS("windows");
-
-    private final String wire;
-
-    OsFamily(String wire) {
-        this.wire = wire;
-    }
-
-    @Override
-    public String wire() {
-        return wire;
-    }
+    POSIX,
+    WINDOWS;
 
     public static OsFamily parse(String value) {
         return WireValue.parse(OsFamily.class, value);

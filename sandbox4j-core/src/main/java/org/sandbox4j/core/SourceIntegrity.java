@@ -2,19 +2,8 @@ package org.sandbox4j.core;
 
 /** How far a tool's result can be trusted. Declaration order is the rank, weakest first. */
 public enum SourceIntegrity implements WireValue {
-    UNTRUSTED("untrusted"),
-    TRUSTED("trusted");
-
-    private final String wire;
-
-    SourceIntegrity(String wire) {
-        this.wire = wire;
-    }
-
-    @Override
-    public String wire() {
-        return wire;
-    }
+    UNTRUSTED,
+    TRUSTED;
 
     /** 0 for {@link #UNTRUSTED}. */
     public int rank() {
