@@ -154,10 +154,6 @@ public final class SandboxToolProvider implements ToolProvider {
          *                                        policy or an unsupported-capability refusal)
          */
         public SandboxToolProvider build() {
-            Objects.requireNonNull(scope, "scope");
-            if (scope.isBlank()) {
-                throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
-            }
             CurrentConversation conversations = new CurrentConversation();
             List<SandboxTool> built = ToolSet.forFramework(FRAMEWORK)
                     .approvalGiven(approval != null, "give SandboxToolProvider.builder().approval(...) that asks")

@@ -439,10 +439,6 @@ public final class SandboxMcpServer implements AutoCloseable {
          */
         public SandboxMcpServer build() {
             Objects.requireNonNull(router, "router: closing a session disposes of its sandboxes through it");
-            Objects.requireNonNull(scope, "scope");
-            if (scope.isBlank()) {
-                throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
-            }
             if (bearerToken != null && bearerToken.isBlank()) {
                 throw new IllegalArgumentException("a bearer token cannot be blank; give none to serve without one");
             }

@@ -148,10 +148,6 @@ public final class SandboxToolCallbackProvider implements ToolCallbackProvider {
          * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: a kind the router cannot serve
          */
         public SandboxToolCallbackProvider build() {
-            Objects.requireNonNull(scope, "scope");
-            if (scope.isBlank()) {
-                throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
-            }
             Objects.requireNonNull(conversationIdKey, "conversationIdKey");
             if (conversationIdKey.isBlank()) {
                 throw new IllegalArgumentException("the conversation id key cannot be blank");

@@ -25,9 +25,15 @@ public final class CurrentConversation {
     /**
      * The context an adapter hands its tool factory: {@code scope} fixed, the thread read from
      * this holder on every call (so one tool serves every conversation, each under its own key).
+     *
+     * @throws NullPointerException     no scope
+     * @throws IllegalArgumentException a blank scope
      */
     public CallerContext callerContext(String scope, FileListing listing) {
         Objects.requireNonNull(scope, "scope");
+        if (scope.isBlank()) {
+            throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
+        }
         return CallerContext.of(() -> scope, current::get, listing);
     }
 

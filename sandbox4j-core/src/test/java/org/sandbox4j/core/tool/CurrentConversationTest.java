@@ -50,4 +50,12 @@ class CurrentConversationTest {
         assertThat(conversations.callAs("c-3", () -> CompletableFuture.supplyAsync(conversations::thread).join()))
                 .as("another thread is not in this thread's call").isEmpty();
     }
+
+    @Test
+    void aContextNeedsAScopeThatNamesSomeone() {
+        assertThatThrownBy(() -> conversations.callerContext(null, FileListing.ALL))
+                .isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> conversations.callerContext(" ", FileListing.ALL))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name the user or application");
+    }
 }
