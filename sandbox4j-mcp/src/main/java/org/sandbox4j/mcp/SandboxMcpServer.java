@@ -54,7 +54,9 @@ import org.sandbox4j.core.tool.ToolSet;
  *
  * <p>The tool factory is called once, at {@link Builder#build()}, with the {@link CallerContext}
  * the server answers per call; a kind that cannot be served fails there, and one with no backend
- * (an empty {@code Optional}) is left out.
+ * (an empty {@code Optional}) is left out. A tool that requires a person's approval of each call
+ * fails there too unless the host gave {@link Builder#approval} or {@link Builder#approvalByClient}
+ * (core's {@link ToolSet} rule, as in every adapter).
  *
  * <p>With {@link Builder#sessionFiles session files} enabled, the server also lists
  * {@code write_file}, {@code read_file}, {@code list_files} and {@code delete_file}, working on a
