@@ -1,12 +1,11 @@
 package org.sandbox4j.langchain4j;
 
 import java.util.Optional;
-import java.util.function.Supplier;
 
 /**
- * The conversation of the tool call running on this thread, from LangChain4j's memory id. Set by
- * the executor around each call, read by the {@link org.sandbox4j.core.CallerContext}'s thread
- * supplier; never from the tool's arguments, so a model cannot name another conversation.
+ * The conversation of a LangChain4j call, from its memory id: the one mapping of LangChain4j's
+ * context this adapter owns (core's {@link org.sandbox4j.core.tool.CurrentConversation} holds it
+ * for the length of the call).
  */
 final class MemoryIds {
 
@@ -17,7 +16,8 @@ final class MemoryIds {
      */
     static final String SHARED_DEFAULT = "default";
 
-    private final ThreadLocal<String> current = new ThreadLocal<>();
+    private MemoryIds() {
+    }
 
     /**
      * The thread id for {@code memoryId}: its {@code toString()}; empty for none, a blank one, or
@@ -32,25 +32,5 @@ final class MemoryIds {
             return Optional.empty();
         }
         return Optional.of(thread);
-    }
-
-    /** The thread of the call in progress on this thread, or null outside a tool call. */
-    String current() {
-        return current.get();
-    }
-
-    /** Runs {@code body} as a call of {@code thread}, restoring what was there before. */
-    <T> T callAs(String thread, Supplier<T> body) {
-        String previous = current.get();
-        current.set(thread);
-        try {
-            return body.get();
-        } finally {
-            if (previous == null) {
-                current.remove();
-            } else {
-                current.set(previous);
-            }
-        }
     }
 }

@@ -1,6 +1,5 @@
 package org.sandbox4j.langchain4j;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -18,7 +17,10 @@ import dev.langchain4j.service.tool.ToolProviderResult;
 
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.FileListing;
+import org.sandbox4j.core.tool.CurrentConversation;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
+import org.sandbox4j.core.tool.ToolSet;
 
 /**
  * sandbox4j kinds as LangChain4j tools. The conversation key of every call is
@@ -48,6 +50,8 @@ public final class SandboxToolProvider implements ToolProvider {
 
     /** The {@link ToolSpecification#metadata()} key saying a person must approve each call. */
     public static final String REQUIRES_APPROVAL_METADATA = "org.sandbox4j/requiresApproval";
+
+    private static final String FRAMEWORK = "LangChain4j";
 
     private final String scope;
     private final Map<ToolSpecification, ToolExecutor> tools;
@@ -150,44 +154,16 @@ public final class SandboxToolProvider implements ToolProvider {
          *                                        policy or an unsupported-capability refusal)
          */
         public SandboxToolProvider build() {
-            Objects.requireNonNull(scope, "scope");
-            if (scope.isBlank()) {
-                throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
-            }
-            MemoryIds memoryIds = new MemoryIds();
-            String fixedScope = scope;
-            CallerContext context = CallerContext.of(() -> fixedScope, memoryIds::current, fileListing);
+            CurrentConversation conversations = new CurrentConversation();
+            List<SandboxTool> built = ToolSet.forFramework(FRAMEWORK)
+                    .approvalGiven(approval != null, "give SandboxToolProvider.builder().approval(...) that asks")
+                    .assemble(toolFactory, conversations.callerContext(scope, fileListing));
+            FrameworkCalls calls = new FrameworkCalls(FRAMEWORK, conversations, SandboxToolExecutor.LOG);
             Map<ToolSpecification, ToolExecutor> tools = new LinkedHashMap<>();
-            List<String> names = new ArrayList<>();
-            for (SandboxTool tool : built(context)) {
-                if (names.contains(tool.name())) {
-                    throw new IllegalArgumentException("two tools are named '" + tool.name()
-                            + "'; LangChain4j offers each name once");
-                }
-                if (tool.requiresApproval() && approval == null) {
-                    throw new IllegalArgumentException(tool.name() + " requires a person's approval of each call "
-                            + "(it acts with the user's identity) and LangChain4j runs every call the model asks "
-                            + "for; give SandboxToolProvider.builder().approval(...) to ask, or leave the tool out");
-                }
-                names.add(tool.name());
-                tools.put(specification(tool), new SandboxToolExecutor(tool, memoryIds, Optional.ofNullable(approval)));
+            for (SandboxTool tool : built) {
+                tools.put(specification(tool), new SandboxToolExecutor(tool, calls, Optional.ofNullable(approval)));
             }
             return new SandboxToolProvider(scope, Collections.unmodifiableMap(tools));
-        }
-
-        private List<SandboxTool> built(CallerContext context) {
-            if (toolFactory == null) {
-                return List.of();
-            }
-            Collection<Optional<SandboxTool>> built = Objects.requireNonNull(toolFactory.apply(context),
-                    "the tool factory returned null; return an empty list for no tools");
-            List<SandboxTool> present = new ArrayList<>();
-            for (Optional<SandboxTool> tool : built) {
-                if (tool != null) {
-                    tool.ifPresent(present::add);
-                }
-            }
-            return present;
         }
     }
 }

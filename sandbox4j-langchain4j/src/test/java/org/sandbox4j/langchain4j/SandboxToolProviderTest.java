@@ -36,6 +36,7 @@ import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxCapabilityNotSupported;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
 import org.sandbox4j.core.tool.SandboxedTool;
 import org.sandbox4j.core.tool.ToolResult;
@@ -195,7 +196,7 @@ class SandboxToolProviderTest {
 
         String text = executor(provider, "slow").execute(request("slow", "{}"), "conversation-1");
 
-        assertThat(text).isEqualTo(SandboxToolExecutor.CANCELLED);
+        assertThat(text).isEqualTo(FrameworkCalls.CANCELLED);
         assertThat(Thread.currentThread().isInterrupted()).isTrue();
     }
 
@@ -280,7 +281,7 @@ class SandboxToolProviderTest {
         assertThat(provider.tools().keySet().iterator().next().metadata())
                 .containsEntry(SandboxToolProvider.REQUIRES_APPROVAL_METADATA, true);
 
-        assertThat(whoami.execute(request(WHOAMI, "{}"), "conversation-1")).isEqualTo(SandboxToolExecutor.NOT_APPROVED);
+        assertThat(whoami.execute(request(WHOAMI, "{}"), "conversation-1")).isEqualTo(FrameworkCalls.NOT_APPROVED);
         assertThat(backend.keys()).as("nothing acquired for a call not approved").isEmpty();
         answer[0] = true;
         assertThat(whoami.execute(request(WHOAMI, "{}"), "conversation-1")).endsWith("|conversation-1|" + AGENT);
@@ -297,7 +298,7 @@ class SandboxToolProviderTest {
                 .build();
 
         assertThat(executor(provider, WHOAMI).execute(request(WHOAMI, "{}"), "conversation-1"))
-                .isEqualTo(SandboxToolExecutor.NOT_APPROVED);
+                .isEqualTo(FrameworkCalls.NOT_APPROVED);
         assertThat(backend.keys()).isEmpty();
     }
 }

@@ -19,6 +19,7 @@ import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.Json;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.ToolRefusal;
 import org.sandbox4j.core.tool.ToolResult;
 
@@ -39,31 +40,28 @@ final class FileTools {
     private static final String CONTENT = "content";
     private static final String ENCODING = "encoding";
 
-    /** The answer to a call that arrived without a session (the SDK always gives one; kept honest anyway). */
-    static final String NO_SESSION = "Error: the file tools work within an MCP session, and this call has none.";
-
     private FileTools() {
     }
 
     /** The four tools over {@code store}, in {@link SessionFiles#TOOL_NAMES} order. */
     static List<SyncToolSpecification> specifications(SessionFileStore store, McpJsonMapper mapper,
-            SessionContext sessions, SessionLedger ledger) {
+            FrameworkCalls calls, SessionLedger ledger) {
         SessionFiles limits = store.limits();
         return List.of(
-                tool(mapper, sessions, ledger, SessionFiles.WRITE_FILE, writeDescription(limits), writeSchema(),
+                tool(mapper, calls, ledger, SessionFiles.WRITE_FILE, writeDescription(limits), writeSchema(),
                         annotations(false, true), Set.of(NAME, CONTENT, ENCODING), (session, arguments) ->
                                 write(store, session, arguments)),
-                tool(mapper, sessions, ledger, SessionFiles.READ_FILE, READ_DESCRIPTION, readSchema(),
+                tool(mapper, calls, ledger, SessionFiles.READ_FILE, READ_DESCRIPTION, readSchema(),
                         annotations(true, false), Set.of(NAME, ENCODING), (session, arguments) ->
                                 read(store, session, arguments)),
-                tool(mapper, sessions, ledger, SessionFiles.LIST_FILES, LIST_DESCRIPTION, EMPTY_SCHEMA,
+                tool(mapper, calls, ledger, SessionFiles.LIST_FILES, LIST_DESCRIPTION, EMPTY_SCHEMA,
                         annotations(true, false), Set.of(), (session, arguments) -> list(store, session)),
-                tool(mapper, sessions, ledger, SessionFiles.DELETE_FILE, DELETE_DESCRIPTION, deleteSchema(),
+                tool(mapper, calls, ledger, SessionFiles.DELETE_FILE, DELETE_DESCRIPTION, deleteSchema(),
                         annotations(false, true), Set.of(NAME), (session, arguments) ->
                                 delete(store, session, arguments)));
     }
 
-    private static SyncToolSpecification tool(McpJsonMapper mapper, SessionContext sessions, SessionLedger ledger,
+    private static SyncToolSpecification tool(McpJsonMapper mapper, FrameworkCalls calls, SessionLedger ledger,
             String name, String description, String schema, ToolAnnotations annotations, Set<String> parameters,
             BiFunction<String, Map<String, Object>, ToolResult> body) {
         Tool tool = Tool.builder()
@@ -74,18 +72,14 @@ final class FileTools {
                 .annotations(annotations)
                 .meta(Map.of(ToolBridge.REQUIRES_APPROVAL_META, false))
                 .build();
-        return ToolBridge.specification(tool, arguments -> {
-            String session = sessions.current();
-            if (session == null) {
-                return ToolResult.error(NO_SESSION);
-            }
+        return ToolBridge.specification(tool, (session, arguments) -> calls.call(name, session, () -> {
             try {
                 refuseUnknown(name, parameters, arguments);
                 return body.apply(session, arguments);
             } catch (ToolRefusal refused) {
                 return ToolResult.error(refused.sentence());
             }
-        }, sessions, ledger);
+        }), ledger);
     }
 
     // ---------------------------------------------------------------- the four bodies

@@ -10,11 +10,9 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.BiFunction;
@@ -32,7 +30,11 @@ import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.FileListing;
 import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.core.tool.CallApproval;
+import org.sandbox4j.core.tool.CurrentConversation;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
+import org.sandbox4j.core.tool.ToolSet;
 
 /**
  * An MCP server, on the official MCP Java SDK, that offers sandbox4j kinds as MCP tools. The
@@ -52,7 +54,9 @@ import org.sandbox4j.core.tool.SandboxTool;
  *
  * <p>The tool factory is called once, at {@link Builder#build()}, with the {@link CallerContext}
  * the server answers per call; a kind that cannot be served fails there, and one with no backend
- * (an empty {@code Optional}) is left out.
+ * (an empty {@code Optional}) is left out. A tool that requires a person's approval of each call
+ * fails there too unless the host gave {@link Builder#approval} or {@link Builder#approvalByClient}
+ * (core's {@link ToolSet} rule, as in every adapter).
  *
  * <p>With {@link Builder#sessionFiles session files} enabled, the server also lists
  * {@code write_file}, {@code read_file}, {@code list_files} and {@code delete_file}, working on a
@@ -77,10 +81,16 @@ public final class SandboxMcpServer implements AutoCloseable {
      */
     public static final Duration DEFAULT_IDLE_SESSION_TIMEOUT = Duration.ofMinutes(30);
 
+    private static final String FRAMEWORK = "MCP";
+
+    /** {@link Builder#approvalByClient()}: the client asked before it sent the call. */
+    private static final CallApproval CLIENT_ASKS = (tool, arguments, session) -> true;
+
     private final SandboxRouter router;
     private final String scope;
     private final List<SandboxTool> tools;
-    private final SessionContext sessions;
+    private final FrameworkCalls calls;
+    private final Optional<CallApproval> approval;
     private final Optional<SessionFileStore> sessionFiles;
     private final Optional<String> bearerToken;
     private final Duration idleSessionTimeout;
@@ -90,12 +100,13 @@ public final class SandboxMcpServer implements AutoCloseable {
     private final List<AutoCloseable> servings = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    private SandboxMcpServer(Builder b, List<SandboxTool> tools, SessionContext sessions,
+    private SandboxMcpServer(Builder b, List<SandboxTool> tools, FrameworkCalls calls,
             Optional<SessionFileStore> sessionFiles) {
         this.router = b.router;
         this.scope = b.scope;
         this.tools = List.copyOf(tools);
-        this.sessions = sessions;
+        this.calls = calls;
+        this.approval = Optional.ofNullable(b.approval);
         this.sessionFiles = sessionFiles;
         this.bearerToken = Optional.ofNullable(b.bearerToken);
         this.idleSessionTimeout = b.idleSessionTimeout;
@@ -233,9 +244,9 @@ public final class SandboxMcpServer implements AutoCloseable {
             SessionLedger ledger) {
         List<SyncToolSpecification> specifications = new ArrayList<>();
         for (SandboxTool tool : tools) {
-            specifications.add(ToolBridge.specification(tool, mapper, sessions, ledger));
+            specifications.add(ToolBridge.specification(tool, mapper, calls, approval, ledger));
         }
-        sessionFiles.ifPresent(files -> specifications.addAll(FileTools.specifications(files, mapper, sessions,
+        sessionFiles.ifPresent(files -> specifications.addAll(FileTools.specifications(files, mapper, calls,
                 ledger)));
         return spec.serverInfo(serverName, serverVersion)
                 .jsonMapper(mapper)
@@ -311,10 +322,11 @@ public final class SandboxMcpServer implements AutoCloseable {
         private SandboxRouter router;
         private String scope;
         private BiFunction<? super CallerContext, ? super SessionFileStore,
-                ? extends Collection<Optional<SandboxTool>>> toolFactory;
+                ? extends Collection<Optional<SandboxTool>>> toolFactory = (context, files) -> List.of();
         private boolean factoryTakesFiles;
         private SessionFiles sessionFiles;
         private FileListing fileListing = FileListing.ALL;
+        private CallApproval approval;
         private String bearerToken;
         private Duration idleSessionTimeout = DEFAULT_IDLE_SESSION_TIMEOUT;
         private String serverName = DEFAULT_SERVER_NAME;
@@ -376,6 +388,27 @@ public final class SandboxMcpServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Asked before each call of a tool that requires approval (only those), with the MCP session
+         * id as the thread; without it, or {@link #approvalByClient()}, such a tool is refused at
+         * build. A {@code false}, or a throw, gives the model {@link FrameworkCalls#NOT_APPROVED}.
+         */
+        public Builder approval(CallApproval approval) {
+            this.approval = Objects.requireNonNull(approval, "approval");
+            return this;
+        }
+
+        /**
+         * Declares that the MCP client asks a person before each call of a tool the server lists
+         * as destructive (every tool that requires approval is, with {@code destructiveHint=true}),
+         * so the server runs such calls as they come. Only for a client known to ask: the server
+         * cannot tell whether one did.
+         */
+        public Builder approvalByClient() {
+            this.approval = CLIENT_ASKS;
+            return this;
+        }
+
         /** HTTP only: requests must carry {@code Authorization: Bearer <token>}, or get 401. */
         public Builder bearerToken(String token) {
             this.bearerToken = token;
@@ -399,17 +432,15 @@ public final class SandboxMcpServer implements AutoCloseable {
          * Calls the tool factory and builds the server.
          *
          * @throws IllegalArgumentException a blank scope or token, a non-positive idle timeout, two
-         *                                  tools with one name (the file tools' included)
+         *                                  tools with one name (the file tools' included), a tool that
+         *                                  requires approval with neither {@link #approval} nor
+         *                                  {@link #approvalByClient()} given
          * @throws IllegalStateException    a factory that takes the session files, without them enabled
          * @throws java.io.UncheckedIOException the session files' root cannot be made, or is not a directory
          * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: a kind the router cannot serve
          */
         public SandboxMcpServer build() {
             Objects.requireNonNull(router, "router: closing a session disposes of its sandboxes through it");
-            Objects.requireNonNull(scope, "scope");
-            if (scope.isBlank()) {
-                throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
-            }
             if (bearerToken != null && bearerToken.isBlank()) {
                 throw new IllegalArgumentException("a bearer token cannot be blank; give none to serve without one");
             }
@@ -422,31 +453,20 @@ public final class SandboxMcpServer implements AutoCloseable {
                         + "call sessionFiles(SessionFiles.builder().root(...).build()), or give a factory of the "
                         + "context alone");
             }
-            SessionContext sessions = new SessionContext();
-            String fixedScope = scope;
-            CallerContext context = CallerContext.of(() -> fixedScope, sessions::current, fileListing);
+            CurrentConversation sessions = new CurrentConversation();
             Optional<SessionFileStore> files = Optional.ofNullable(sessionFiles)
-                    .map(limits -> new SessionFileStore(limits, sessions::current));
-            List<SandboxTool> tools = new ArrayList<>();
-            Set<String> names = new HashSet<>(files.isPresent() ? SessionFiles.TOOL_NAMES : List.of());
-            if (toolFactory != null) {
-                Collection<Optional<SandboxTool>> built = Objects.requireNonNull(
-                        toolFactory.apply(context, files.orElse(null)),
-                        "the tool factory returned null; return an empty list for no tools");
-                for (Optional<SandboxTool> tool : built) {
-                    if (tool == null || tool.isEmpty()) {
-                        continue;
-                    }
-                    if (!names.add(tool.get().name())) {
-                        throw new IllegalArgumentException("two tools are named '" + tool.get().name()
-                                + "'; an MCP server lists each name once" + (files.isPresent()
-                                        && SessionFiles.TOOL_NAMES.contains(tool.get().name())
-                                        ? " (the session files' tools are " + SessionFiles.TOOL_NAMES + ")" : ""));
-                    }
-                    tools.add(tool.get());
-                }
+                    .map(limits -> new SessionFileStore(limits, () -> sessions.thread().orElse(null)));
+            ToolSet rules = ToolSet.forFramework(FRAMEWORK)
+                    .approvalGiven(approval != null, "give SandboxMcpServer.builder().approval(...) that asks, or "
+                            + "approvalByClient() if the MCP client asks a person before each call of a tool marked "
+                            + "destructive");
+            if (files.isPresent()) {
+                rules = rules.reserving(SessionFiles.TOOL_NAMES, "the session files' tools");
             }
-            return new SandboxMcpServer(this, tools, sessions, files);
+            List<SandboxTool> tools = rules.assemble(context -> toolFactory.apply(context, files.orElse(null)),
+                    sessions.callerContext(scope, fileListing));
+            FrameworkCalls calls = new FrameworkCalls(FRAMEWORK, sessions, ToolBridge.LOG);
+            return new SandboxMcpServer(this, tools, calls, files);
         }
     }
 }

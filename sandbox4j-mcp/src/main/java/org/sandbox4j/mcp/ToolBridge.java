@@ -1,11 +1,11 @@
 package org.sandbox4j.mcp;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -16,27 +16,23 @@ import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 
 import org.sandbox4j.core.spi.ErrorDetail;
-import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.tool.CallApproval;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
 import org.sandbox4j.core.tool.ToolResult;
 
 /**
  * Presents a {@link SandboxTool} as an MCP tool: its name, description and parameter schema as
  * they are, a fixed output schema for the structured result, and a handler that runs the call
- * as the exchange's session.
+ * as the exchange's session (through core's {@link FrameworkCalls}, which asks the approval and
+ * answers failures with its fixed sentences).
  */
 final class ToolBridge {
 
-    private static final Logger LOG = System.getLogger(ToolBridge.class.getName());
+    static final Logger LOG = System.getLogger(ToolBridge.class.getName());
 
     /** The {@code _meta} key saying a person must approve each call; MCP has no standard field for it. */
     static final String REQUIRES_APPROVAL_META = "org.sandbox4j/requiresApproval";
-
-    /** What the model sees when the tool itself threw (it should not: its failures are results). */
-    static final String FAILED = "Error: the tool failed unexpectedly; the detail is in the host's log";
-
-    /** What the model sees when the server stopped the call. */
-    static final String CANCELLED = "Error: the call was cancelled";
 
     /** The structured result every tool returns: the text the model reads and whether it reports a failure. */
     static final String OUTPUT_SCHEMA = "{\"type\":\"object\",\"properties\":{"
@@ -46,25 +42,35 @@ final class ToolBridge {
     private ToolBridge() {
     }
 
-    /** The body of a call: the model's arguments in, the result out. */
+    /** The body of a call: the session and the model's arguments in, the result out; never throws. */
     @FunctionalInterface
     interface Body {
-        ToolResult call(Map<String, Object> arguments) throws IOException;
+        ToolResult call(String session, Map<String, Object> arguments);
     }
 
-    /** The MCP tool for {@code tool}; calls run as the exchange's session, recorded in {@code ledger}. */
-    static SyncToolSpecification specification(SandboxTool tool, McpJsonMapper mapper, SessionContext sessions,
-            SessionLedger ledger) {
-        // Through JSON text, so the kind parses the arguments with core's own reader, as every adapter's.
-        return specification(describe(tool, mapper), arguments -> tool.callJson(mapper.writeValueAsString(arguments)),
-                sessions, ledger);
+    /** The MCP tool for {@code tool}; calls run through {@code calls} as the exchange's session, recorded in {@code ledger}. */
+    static SyncToolSpecification specification(SandboxTool tool, McpJsonMapper mapper, FrameworkCalls calls,
+            Optional<CallApproval> approval, SessionLedger ledger) {
+        return specification(describe(tool, mapper), (session, arguments) -> {
+            // Through JSON text, so the kind parses the arguments with core's own reader, as every adapter's.
+            String argumentsJson;
+            try {
+                argumentsJson = mapper.writeValueAsString(arguments);
+            } catch (IOException unencodable) {
+                // The SDK has just decoded them from JSON; kept honest anyway.
+                LOG.log(Level.ERROR, () -> tool.name() + ": the MCP call's arguments could not be encoded: "
+                        + ErrorDetail.of(unencodable));
+                return ToolResult.error(FrameworkCalls.FAILED);
+            }
+            return calls.call(tool, session, argumentsJson, approval);
+        }, ledger);
     }
 
     /** The MCP tool {@code tool} whose calls run {@code body} as the exchange's session, recorded in {@code ledger}. */
-    static SyncToolSpecification specification(Tool tool, Body body, SessionContext sessions, SessionLedger ledger) {
+    static SyncToolSpecification specification(Tool tool, Body body, SessionLedger ledger) {
         return SyncToolSpecification.builder()
                 .tool(tool)
-                .callHandler((exchange, request) -> call(tool.name(), body, sessions, ledger, exchange, request))
+                .callHandler((exchange, request) -> call(tool.name(), body, ledger, exchange, request))
                 .build();
     }
 
@@ -84,31 +90,18 @@ final class ToolBridge {
         return builder.build();
     }
 
-    private static CallToolResult call(String name, Body body, SessionContext sessions, SessionLedger ledger,
-            McpSyncServerExchange exchange, CallToolRequest request) {
+    private static CallToolResult call(String name, Body body, SessionLedger ledger, McpSyncServerExchange exchange,
+            CallToolRequest request) {
         String sessionId = exchange.sessionId();
-        if (sessionId != null) {
-            ledger.begin(sessionId);
+        if (sessionId == null) {
+            // The SDK gives every call a session; without one there is no key that is this client's own.
+            return result(ToolResult.error(FrameworkCalls.noConversation(name)));
         }
+        ledger.begin(sessionId);
         try {
-            Map<String, Object> arguments = request.arguments() == null ? Map.of() : request.arguments();
-            return result(sessions.callAs(sessionId, () -> {
-                try {
-                    return body.call(arguments);
-                } catch (IOException failure) {
-                    throw new UncheckedIOException(failure);
-                }
-            }));
-        } catch (SandboxInterrupted cancelled) {
-            Thread.currentThread().interrupt();
-            return result(ToolResult.error(CANCELLED));
-        } catch (RuntimeException failure) {
-            LOG.log(Level.ERROR, () -> name + ": the MCP call failed: " + ErrorDetail.of(failure));
-            return result(ToolResult.error(FAILED));
+            return result(body.call(sessionId, request.arguments() == null ? Map.of() : request.arguments()));
         } finally {
-            if (sessionId != null) {
-                ledger.end(sessionId);
-            }
+            ledger.end(sessionId);
         }
     }
 

@@ -1,24 +1,20 @@
 package org.sandbox4j.mcp;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 import org.sandbox4j.codeact.CodeAct;
-import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.local.BubblewrapBackend;
 import org.sandbox4j.local.SandboxFilesOnTheHost;
+import org.sandbox4j.testkit.TemporaryBackend;
 
-/** A real bubblewrap backend over a fresh state root, and a server offering execute_code on it. */
+/** A real bubblewrap backend over a fresh state root (testkit's {@link TemporaryBackend}), and a server offering execute_code on it. */
 final class BubblewrapFixture implements AutoCloseable {
 
     static final String AGENT = "mcp";
 
+    private final TemporaryBackend<BubblewrapBackend> bubblewrap;
     final Path stateRoot;
     final BubblewrapBackend backend;
     final SandboxRouter router;
@@ -28,17 +24,14 @@ final class BubblewrapFixture implements AutoCloseable {
     }
 
     BubblewrapFixture(Path stateRoot) {
+        this.bubblewrap = TemporaryBackend.on(stateRoot, root -> BubblewrapBackend.builder().stateRoot(root).build());
         this.stateRoot = stateRoot;
-        this.backend = BubblewrapBackend.builder().stateRoot(stateRoot).build();
-        this.router = SandboxRouter.builder().backend(backend).minIsolation(Isolation.CONTAINER).build();
+        this.backend = bubblewrap.backend();
+        this.router = bubblewrap.router();
     }
 
     static Path newStateRoot() {
-        try {
-            return Files.createTempDirectory("s4jm");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return TemporaryBackend.temporaryDirectory("s4jm");
     }
 
     /** A server on this backend offering execute_code, keyed under {@code scope}. */
@@ -53,16 +46,11 @@ final class BubblewrapFixture implements AutoCloseable {
     }
 
     static void deleteTree(Path root) {
-        try (Stream<Path> walk = Files.walk(root)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        } catch (IOException ignored) {
-            // best effort: a temporary directory
-        }
+        TemporaryBackend.deleteTree(root);
     }
 
     @Override
     public void close() {
-        backend.close();
-        deleteTree(stateRoot);
+        bubblewrap.close();
     }
 }

@@ -32,6 +32,7 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
 import org.sandbox4j.core.tool.SandboxedTool;
 import org.sandbox4j.core.tool.ToolResult;
@@ -209,7 +210,7 @@ class SandboxMcpServerTest {
     void toolsAreListedWithTheKindsOwnSchemaAndDescription() {
         SandboxTool codeAct = CodeAct.builder(router, AGENT, CallerContext.of(() -> SCOPE, () -> "t",
                 org.sandbox4j.core.FileListing.ALL)).build().orElseThrow();
-        HttpEndpoint endpoint = serve(SandboxMcpServer.builder().router(router).scope(SCOPE)
+        HttpEndpoint endpoint = serve(SandboxMcpServer.builder().router(router).scope(SCOPE).approvalByClient()
                 .tools(context -> List.of(whoami(router, context, true), CodeAct.builder(router, AGENT, context).build())));
 
         List<Tool> tools = client(endpoint).listTools().tools();
@@ -225,6 +226,43 @@ class SandboxMcpServerTest {
         assertThat(approval.meta()).containsEntry(ToolBridge.REQUIRES_APPROVAL_META, true);
         assertThat(approval.annotations().destructiveHint()).isTrue();
         assertThat(approval.annotations().readOnlyHint()).isFalse();
+    }
+
+    @Test
+    void aToolThatRequiresApprovalIsRefusedAtBuildWithoutAnApprovalAndRunsOnlyWhenApproved() {
+        assertThatThrownBy(() -> SandboxMcpServer.builder().router(router).scope(SCOPE)
+                .tools(context -> List.of(whoami(router, context, true))).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'" + WHOAMI + "'").hasMessageContaining("approval(")
+                .hasMessageContaining("approvalByClient()");
+
+        List<String> asked = new ArrayList<>();
+        boolean[] answer = {false};
+        HttpEndpoint endpoint = serve(SandboxMcpServer.builder().router(router).scope(SCOPE)
+                .approval((tool, arguments, session) -> {
+                    asked.add(tool + " " + arguments + " " + session);
+                    return answer[0];
+                })
+                .tools(context -> List.of(whoami(router, context, true), CodeAct.builder(router, AGENT, context).build())));
+        McpSyncClient client = client(endpoint);
+
+        CallToolResult refused = call(client, WHOAMI, Map.of());
+        assertThat(refused.isError()).isTrue();
+        assertThat(text(refused)).isEqualTo(FrameworkCalls.NOT_APPROVED);
+        assertThat(backend.keys()).as("nothing acquired for a call not approved").isEmpty();
+        answer[0] = true;
+        String thread = threadOf(client);
+        assertThat(asked).containsExactly(WHOAMI + " {} " + thread, WHOAMI + " {} " + thread);
+        McpClients.runPython(client, "print(1)");
+        assertThat(asked).as("a tool that needs no approval is not put to the approval").hasSize(2);
+    }
+
+    @Test
+    void approvalByTheClientRunsACallThatRequiresApprovalAsItComes() {
+        HttpEndpoint endpoint = serve(SandboxMcpServer.builder().router(router).scope(SCOPE).approvalByClient()
+                .tools(context -> List.of(whoami(router, context, true))));
+
+        assertThat(threadOf(client(endpoint))).isNotBlank();
     }
 
     @Test

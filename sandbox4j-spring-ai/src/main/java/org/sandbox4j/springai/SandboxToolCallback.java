@@ -6,8 +6,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-import org.sandbox4j.core.spi.ErrorDetail;
-import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.tool.CallApproval;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
 import org.springframework.ai.chat.model.ToolContext;
 import org.springframework.ai.tool.ToolCallback;
@@ -30,25 +30,25 @@ public final class SandboxToolCallback implements ToolCallback {
     public static final String NO_CONVERSATION = "Error: this tool runs only within a conversation, and the call "
             + "carried no conversation id; the application must pass one in the tool context";
 
-    /** What the model sees when a person declined the call. */
-    public static final String NOT_APPROVED = "Error: the call was not approved";
+    /** What the model sees when a person declined the call (core's sentence). */
+    public static final String NOT_APPROVED = FrameworkCalls.NOT_APPROVED;
 
-    /** What the model sees when the host stopped the call. */
-    public static final String CANCELLED = "Error: the call was cancelled";
+    /** What the model sees when the host stopped the call (core's sentence). */
+    public static final String CANCELLED = FrameworkCalls.CANCELLED;
 
-    /** What the model sees when the tool itself threw (it should not: its failures are results). */
-    public static final String FAILED = "Error: the tool failed unexpectedly; the detail is in the host's log";
+    /** What the model sees when the tool itself threw (core's sentence). */
+    public static final String FAILED = FrameworkCalls.FAILED;
 
     private static final Logger LOG = System.getLogger(SandboxToolCallback.class.getName());
 
     private final SandboxTool tool;
     private final ToolDefinition definition;
     private final String conversationIdKey;
-    private final ConversationContext conversations;
-    private final Optional<ToolCallApproval> approval;
+    private final FrameworkCalls calls;
+    private final Optional<CallApproval> approval;
 
-    SandboxToolCallback(SandboxTool tool, String conversationIdKey, ConversationContext conversations,
-            Optional<ToolCallApproval> approval) {
+    SandboxToolCallback(SandboxTool tool, String conversationIdKey, FrameworkCalls calls,
+            Optional<CallApproval> approval) {
         this.tool = Objects.requireNonNull(tool, "tool");
         this.definition = ToolDefinition.builder()
                 .name(tool.name())
@@ -56,7 +56,7 @@ public final class SandboxToolCallback implements ToolCallback {
                 .inputSchema(tool.parametersSchema())
                 .build();
         this.conversationIdKey = conversationIdKey;
-        this.conversations = conversations;
+        this.calls = calls;
         this.approval = approval;
     }
 
@@ -83,20 +83,7 @@ public final class SandboxToolCallback implements ToolCallback {
             return refuseWithoutConversation("the tool context has no non-blank value under '" + conversationIdKey
                     + "'");
         }
-        String conversationId = conversation.get();
-        String arguments = toolInput == null ? "" : toolInput;
-        try {
-            if (approval.isPresent() && !approval.get().approve(tool.name(), arguments, conversationId)) {
-                return NOT_APPROVED;
-            }
-            return conversations.callAs(conversationId, () -> tool.callJson(arguments)).text();
-        } catch (SandboxInterrupted cancelled) {
-            Thread.currentThread().interrupt();
-            return CANCELLED;
-        } catch (RuntimeException failure) {
-            LOG.log(Level.ERROR, () -> tool.name() + ": the Spring AI call failed: " + ErrorDetail.of(failure));
-            return FAILED;
-        }
+        return calls.call(tool, conversation.get(), toolInput == null ? "" : toolInput, approval).text();
     }
 
     private Optional<String> conversationId(ToolContext toolContext) {

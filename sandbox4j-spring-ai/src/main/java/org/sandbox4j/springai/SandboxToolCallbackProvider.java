@@ -1,17 +1,18 @@
 package org.sandbox4j.springai;
 
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Function;
 
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.FileListing;
+import org.sandbox4j.core.tool.CallApproval;
+import org.sandbox4j.core.tool.CurrentConversation;
+import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
+import org.sandbox4j.core.tool.ToolSet;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.ToolCallbackProvider;
@@ -43,6 +44,8 @@ public final class SandboxToolCallbackProvider implements ToolCallbackProvider {
 
     /** The tool-context key the conversation id is read from unless told otherwise. */
     public static final String DEFAULT_CONVERSATION_ID_KEY = ChatMemory.CONVERSATION_ID;
+
+    private static final String FRAMEWORK = "Spring AI";
 
     private final String scope;
     private final String conversationIdKey;
@@ -145,43 +148,22 @@ public final class SandboxToolCallbackProvider implements ToolCallbackProvider {
          * @throws org.sandbox4j.core.SandboxPolicyRefusal from the factory: a kind the router cannot serve
          */
         public SandboxToolCallbackProvider build() {
-            Objects.requireNonNull(scope, "scope");
-            if (scope.isBlank()) {
-                throw new IllegalArgumentException("the scope cannot be blank; name the user or application");
-            }
             Objects.requireNonNull(conversationIdKey, "conversationIdKey");
             if (conversationIdKey.isBlank()) {
                 throw new IllegalArgumentException("the conversation id key cannot be blank");
             }
-            ConversationContext conversations = new ConversationContext();
-            String fixedScope = scope;
-            CallerContext context = CallerContext.of(() -> fixedScope, conversations::current, fileListing);
-            List<SandboxToolCallback> callbacks = new ArrayList<>();
-            if (toolFactory != null) {
-                Collection<Optional<SandboxTool>> built = Objects.requireNonNull(toolFactory.apply(context),
-                        "the tool factory returned null; return an empty list for no tools");
-                Set<String> names = new HashSet<>();
-                for (Optional<SandboxTool> tool : built) {
-                    if (tool == null || tool.isEmpty()) {
-                        continue;
-                    }
-                    SandboxTool sandboxTool = tool.get();
-                    if (!names.add(sandboxTool.name())) {
-                        throw new IllegalArgumentException("two tools are named '" + sandboxTool.name()
-                                + "'; Spring AI calls a tool by its name, so each must be unique");
-                    }
-                    if (sandboxTool.requiresApproval() && approval == null) {
-                        throw new IllegalArgumentException("the tool '" + sandboxTool.name() + "' acts with the "
-                                + "user's identity and needs a person to approve each call, which Spring AI has no "
-                                + "step for; give the provider an approval(...) that asks");
-                    }
-                    // Only a tool that asks for approval is put to the person; the others run as called.
-                    Optional<ToolCallApproval> gate = sandboxTool.requiresApproval()
-                            ? Optional.of(approval) : Optional.empty();
-                    callbacks.add(new SandboxToolCallback(sandboxTool, conversationIdKey, conversations, gate));
-                }
-            }
-            return new SandboxToolCallbackProvider(fixedScope, conversationIdKey, callbacks);
+            CurrentConversation conversations = new CurrentConversation();
+            List<SandboxTool> tools = ToolSet.forFramework(FRAMEWORK)
+                    .approvalGiven(approval != null, "give SandboxToolCallbackProvider.builder().approval(...) "
+                            + "(or a ToolCallApproval bean) that asks")
+                    .assemble(toolFactory, conversations.callerContext(scope, fileListing));
+            FrameworkCalls calls = new FrameworkCalls(FRAMEWORK, conversations,
+                    System.getLogger(SandboxToolCallback.class.getName()));
+            Optional<CallApproval> gate = Optional.ofNullable(approval);
+            List<SandboxToolCallback> callbacks = tools.stream()
+                    .map(tool -> new SandboxToolCallback(tool, conversationIdKey, calls, gate))
+                    .toList();
+            return new SandboxToolCallbackProvider(scope, conversationIdKey, callbacks);
         }
     }
 }

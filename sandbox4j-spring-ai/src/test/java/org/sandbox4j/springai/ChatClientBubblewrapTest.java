@@ -2,24 +2,20 @@ package org.sandbox4j.springai;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.sandbox4j.codeact.CodeAct;
-import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxPurger;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.local.BubblewrapBackend;
 import org.sandbox4j.local.SandboxFilesOnTheHost;
+import org.sandbox4j.testkit.TemporaryBackend;
 import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.chat.memory.MessageWindowChatMemory;
@@ -33,17 +29,15 @@ class ChatClientBubblewrapTest {
 
     private static final String SCOPE = "spring-ai-test";
 
-    private static Path stateRoot;
-    private static BubblewrapBackend backend;
+    private static TemporaryBackend<BubblewrapBackend> bubblewrap;
     private static SandboxRouter router;
     private static ScriptedChatModel model;
     private static ChatClient chat;
 
     @BeforeAll
-    static void start() throws IOException {
-        stateRoot = Files.createTempDirectory("s4js");
-        backend = BubblewrapBackend.builder().stateRoot(stateRoot).build();
-        router = SandboxRouter.builder().backend(backend).minIsolation(Isolation.CONTAINER).build();
+    static void start() {
+        bubblewrap = TemporaryBackend.create("s4js", root -> BubblewrapBackend.builder().stateRoot(root).build());
+        router = bubblewrap.router();
         SandboxToolCallbackProvider tools = SandboxToolCallbackProvider.builder()
                 .scope(SCOPE)
                 .tools(context -> List.of(CodeAct.builder(router, "agent", context).build()))
@@ -54,8 +48,7 @@ class ChatClientBubblewrapTest {
 
     @AfterAll
     static void stop() {
-        backend.close();
-        deleteTree(stateRoot);
+        bubblewrap.close();
     }
 
     /** One user turn of {@code conversation} whose message the scripted model runs as Python. */
@@ -122,14 +115,6 @@ class ChatClientBubblewrapTest {
 
     /** Every regular file named {@code name} the backend holds under the state root, workspaces included. */
     static List<Path> filesNamed(String name) {
-        return SandboxFilesOnTheHost.named(stateRoot, name);
-    }
-
-    static void deleteTree(Path root) {
-        try (Stream<Path> walk = Files.walk(root)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        } catch (IOException ignored) {
-            // best effort: a temporary directory
-        }
+        return SandboxFilesOnTheHost.named(bubblewrap.stateRoot(), name);
     }
 }

@@ -34,7 +34,8 @@ import org.sandbox4j.core.outputs.Outputs;
  * <p>Around every call: a fresh {@link ToolCall}; the body; then, however the body ended, each
  * acquired sandbox's call directory removed through {@link GuestPathReclaim}. A failed removal is
  * logged and reported to the host's {@link ReclaimFailure} handler; it never replaces the body's
- * result. A body that fails unexpectedly gives the model a fixed sentence; the detail is logged.
+ * result. A body that fails unexpectedly gives the model {@link FrameworkCalls#FAILED}; the detail
+ * is logged.
  */
 public final class SandboxedTool {
 
@@ -44,7 +45,8 @@ public final class SandboxedTool {
     /** Bound on removing it when the call was cancelled: the caller is waiting to stop. */
     public static final Duration CANCELLED_RECLAIM_TIMEOUT = Duration.ofSeconds(2);
 
-    static final String FAILED = "Error: the tool failed unexpectedly; the detail is in the host's log";
+    /** The sentence a body that threw gives the model (its tests read it here). */
+    static final String FAILED = FrameworkCalls.FAILED;
 
     private final String name;
     private final SandboxSpec spec;

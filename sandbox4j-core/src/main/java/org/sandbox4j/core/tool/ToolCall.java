@@ -68,8 +68,7 @@ public final class ToolCall {
             return context.key(tool.agentDir());
         } catch (SandboxThreadContextMissing missing) {
             tool.logger().log(Level.WARNING, () -> tool.name() + ": " + missing.getMessage());
-            throw new ToolRefusal("Error: no active thread context — " + tool.name()
-                    + " must be called from within a thread", missing);
+            throw new ToolRefusal(FrameworkCalls.noConversation(tool.name()), missing);
         }
     }
 

@@ -6,5 +6,13 @@
  * construction error when the router cannot serve the kind's spec, and around every call the
  * conversation key from the host's context, the acquire ladder with fixed sentences for the model,
  * and reclaim of the call's guest path however the body ends.
+ *
+ * <p>The adapters' common part is here too, so each adapter keeps only the mapping of its
+ * framework's context and types: {@link org.sandbox4j.core.tool.CurrentConversation} (the
+ * conversation of the call in progress, and the {@code CallerContext} that reads it), {@link
+ * org.sandbox4j.core.tool.ToolSet} (what a tool factory built, checked once at build: absent tools
+ * left out, duplicate names and unapproved tools refused), {@link
+ * org.sandbox4j.core.tool.FrameworkCalls} (each call run as its conversation, approval asked,
+ * nothing thrown at the framework) and {@link org.sandbox4j.core.tool.CallApproval}.
  */
 package org.sandbox4j.core.tool;
