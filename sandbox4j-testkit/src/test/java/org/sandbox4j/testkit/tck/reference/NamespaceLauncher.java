@@ -62,6 +62,8 @@ final class NamespaceLauncher {
             + "shift 5\n"
             + "exec \"$@\"\n";
     private static final String BOOTSTRAP_NAME = "sandbox4j";
+    /** Runs its positional parameters as an argv, never as shell text. */
+    private static final List<String> EXEC_ARGUMENTS = List.of(SHELL, "-c", "exec \"$@\"", "sh");
     private static final List<String> SYSTEM_BINARIES = List.of("/usr/bin", "/bin");
 
     private final String backendName;
@@ -69,7 +71,7 @@ final class NamespaceLauncher {
     private final Set<Flaw> flaws;
     private final String unshare;
     private final boolean needsUserNamespace;
-    /** What the guest's argv runs behind: {@code setpriv} and its flags, or nothing. */
+    /** What the guest's argv runs behind: {@code setpriv}, its flags and a shell exec'ing the argv, or nothing. */
     private final List<String> privilegeDrop;
 
     /**
@@ -87,6 +89,9 @@ final class NamespaceLauncher {
         if (guestUser.isPresent()) {
             drop.add(Tools.SETPRIV.orElseThrow(() -> missing("setpriv")));
             drop.addAll(guestUser.get().setprivArguments());
+            // setpriv reports a program it cannot execute in its own words; a guest shell exec'ing the
+            // argv reports it as a shell does (127 not found, 126 not executable).
+            drop.addAll(EXEC_ARGUMENTS);
         }
         this.privilegeDrop = List.copyOf(drop);
     }
