@@ -30,11 +30,12 @@ import org.sandbox4j.core.SandboxTimeoutException;
  * The EXEC suite (gate {@link Capability#EXEC}): the reference's five probes, then the ones that
  * attack what a naive {@code ProcessBuilder} gets wrong — merged or re-encoded streams, unbounded
  * buffers, a host environment passed through, stdin left open, a timeout that kills only the direct
- * child. The timeout probes run last: a backend may tear its sandbox down on a timeout.
+ * child — and {@link ExecFailureProbes}, how an exec fails before the command. The timeout probes
+ * run last: a backend may tear its sandbox down on a timeout.
  *
  * <p>Every guest command is an argv, or a fixed {@code sh -c} script whose variable text arrives
- * as positional parameters. The guest needs a POSIX {@code sh} with {@code printf}, and
- * {@code cat}, {@code sleep}, {@code touch}, {@code yes} and {@code setsid}.
+ * as positional parameters. The guest needs a POSIX {@code sh} with {@code printf} and {@code test},
+ * {@code cat}, {@code sleep}, {@code touch}, {@code yes}, {@code setsid} and {@code /etc/passwd}.
  */
 public final class ExecSuite {
 
