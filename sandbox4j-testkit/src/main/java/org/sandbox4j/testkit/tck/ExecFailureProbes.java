@@ -147,31 +147,33 @@ final class ExecFailureProbes {
                 + NOT_EXECUTABLE + " as a shell line");
     }
 
-    /** As an argv and as a shell line: a backend may start the two by different routes. */
     private static void missingWorkingDirectory(ProbeContext context) {
         Check.equal(0, context.exec("true").exitCode(), "exit code of true in the working directory (positive control)");
         String missing = context.paths().in(MISSING_DIRECTORY);
-        for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
-            SandboxFileNotFound refused = refusedInDirectory(context, SandboxFileNotFound.class, command, missing,
-                    "missing");
-            Check.equal(ExecRefusals.workingDirectoryMissing(missing).getMessage(), refused.getMessage(),
-                    "the refusal of " + command.toShellLine() + " in the missing directory (ExecRefusals."
-                            + "workingDirectoryMissing, the one wording)");
-        }
+        refusedInTheOneWording(context, SandboxFileNotFound.class, missing, "missing",
+                ExecRefusals.workingDirectoryMissing(missing), "workingDirectoryMissing");
         Check.that(!context.guest().exists(missing), "the exec created the missing directory " + missing);
     }
 
     private static void fileAsWorkingDirectory(ProbeContext context) {
         String file = makeEmptyFile(context, FILE_AS_DIRECTORY);
-        for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
-            SandboxNotADirectory refused = refusedInDirectory(context, SandboxNotADirectory.class, command, file,
-                    "a file");
-            Check.equal(ExecRefusals.workingDirectoryNotADirectory(file).getMessage(), refused.getMessage(),
-                    "the refusal of " + command.toShellLine() + " in a file (ExecRefusals."
-                            + "workingDirectoryNotADirectory, the one wording)");
-        }
+        refusedInTheOneWording(context, SandboxNotADirectory.class, file, "a file",
+                ExecRefusals.workingDirectoryNotADirectory(file), "workingDirectoryNotADirectory");
         Check.that(context.guest().isRegularFile(file), "the file the exec was asked to run in is no longer a "
                 + "regular file: " + file);
+    }
+
+    /**
+     * {@code true} as an argv and as a shell line (a backend may start the two by different routes)
+     * must each raise {@code expected} with exactly {@code oneWording}'s message.
+     */
+    private static void refusedInTheOneWording(ProbeContext context, Class<? extends SandboxException> expected,
+            String directory, String what, SandboxException oneWording, String refusalName) {
+        for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
+            SandboxException refused = refusedInDirectory(context, expected, command, directory, what);
+            Check.equal(oneWording.getMessage(), refused.getMessage(), "the refusal of " + command.toShellLine()
+                    + " in the " + what + " working directory (ExecRefusals." + refusalName + ", the one wording)");
+        }
     }
 
     /**

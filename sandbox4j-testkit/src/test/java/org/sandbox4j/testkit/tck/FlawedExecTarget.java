@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
@@ -114,24 +115,17 @@ final class FlawedExecTarget implements ConformanceTarget {
         MISSING_PROGRAM_EXITS_ONE {
             @Override
             ExecResult exec(Sandbox honest, Command command, ExecOptions options) {
-                ExecResult result = honest.exec(command, options);
-                if (!cannotExecute(result)) {
-                    return result;
-                }
-                return withStderr(result, 1, "bwrap: execvp " + firstWord(command) + ": No such file or directory\n");
+                return whenCannotExecute(honest.exec(command, options), result -> withStderr(result, 1,
+                        "bwrap: execvp " + firstWord(command) + ": No such file or directory\n"));
             }
         },
         /** As an OCI runtime does: exit 126/127 kept, stderr replaced by the runtime's own report. */
         RUNTIME_WORDS_AS_STDERR {
             @Override
             ExecResult exec(Sandbox honest, Command command, ExecOptions options) {
-                ExecResult result = honest.exec(command, options);
-                if (!cannotExecute(result)) {
-                    return result;
-                }
-                return withStderr(result, result.exitCode(), "OCI runtime exec failed: exec failed: unable to start "
-                        + "container process: exec: \"" + firstWord(command) + "\": executable file not found in "
-                        + "$PATH: unknown\n");
+                return whenCannotExecute(honest.exec(command, options), result -> withStderr(result,
+                        result.exitCode(), "OCI runtime exec failed: exec failed: unable to start container process: "
+                                + "exec: \"" + firstWord(command) + "\": executable file not found in $PATH: unknown\n"));
             }
         },
         /** As the reference's old bootstrap did: a working directory it cannot enter is exit 126 and a sentence. */
@@ -178,9 +172,9 @@ final class FlawedExecTarget implements ConformanceTarget {
 
     static final long LAX_CAP_FACTOR = 64;
 
-    /** Exit 126 or 127: what a shell or execve reports for a program it could not execute. */
-    private static boolean cannotExecute(ExecResult result) {
-        return result.exitCode() == 126 || result.exitCode() == 127;
+    /** {@code rewrite} applied to exit 126 or 127 (a program that could not be executed); anything else as it is. */
+    private static ExecResult whenCannotExecute(ExecResult result, UnaryOperator<ExecResult> rewrite) {
+        return result.exitCode() == 126 || result.exitCode() == 127 ? rewrite.apply(result) : result;
     }
 
     private static ExecResult withStderr(ExecResult result, int exitCode, String stderr) {
