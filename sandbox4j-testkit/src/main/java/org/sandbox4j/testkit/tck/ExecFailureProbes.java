@@ -172,7 +172,7 @@ final class ExecFailureProbes {
         for (Command command : List.of(Command.argv("true"), Command.shell("true"))) {
             SandboxException refused = refusedInDirectory(context, expected, command, directory, what);
             Check.equal(oneWording.getMessage(), refused.getMessage(), "the refusal of " + command.toShellLine()
-                    + " in the " + what + " working directory (ExecRefusals." + refusalName + ", the one wording)");
+                    + " in the working directory (" + what + ", ExecRefusals." + refusalName + ", the one wording)");
         }
     }
 
@@ -239,15 +239,15 @@ final class ExecFailureProbes {
         try {
             result = context.sandbox().exec(command, there);
         } catch (SandboxTimeoutException hung) {
-            throw new AssertionError(command.toShellLine() + " in the " + what + " working directory " + directory
+            throw new AssertionError(command.toShellLine() + " in the working directory " + directory + " (" + what + ")"
                     + " hung for " + ExecSuite.HANG_BOUND.toSeconds() + " s instead of being refused");
         } catch (SandboxException refused) {
-            Check.that(expected.isInstance(refused), command.toShellLine() + " in the " + what + " working directory "
-                    + directory + ": expected " + expected.getSimpleName() + " but raised "
+            Check.that(expected.isInstance(refused), command.toShellLine() + " in the working directory "
+                    + directory + " (" + what + "): expected " + expected.getSimpleName() + " but raised "
                     + refused.getClass().getSimpleName() + ": " + refused.getMessage());
             return expected.cast(refused);
         }
-        throw new AssertionError(command.toShellLine() + " in the " + what + " working directory " + directory
+        throw new AssertionError(command.toShellLine() + " in the working directory " + directory + " (" + what + ")"
                 + " returned exit code " + result.exitCode() + " (stderr " + Check.show(result.stderrText())
                 + ") instead of raising " + expected.getSimpleName() + ": a launcher's failure reported as the "
                 + "command's exit");
