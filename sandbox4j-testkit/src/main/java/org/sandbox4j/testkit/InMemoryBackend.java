@@ -20,7 +20,9 @@ import org.sandbox4j.core.SandboxSpec;
  *
  * <p>{@link #acquire} returns the same sandbox whatever the key or kind: this backend does not
  * model warm reuse per (key, kind). To test code that must see two different sandboxes, register
- * two backends.
+ * two backends. Like every backend, it makes the spec's work dir exist by the time
+ * {@code acquire} returns (as a directory of the sandbox's modelled file system), unless a seeded
+ * entry is already there.
  *
  * <p>Every declaration is configurable; by default it declares isolation
  * {@link Isolation#NONE}, the default capabilities, egress {ALLOWLIST, CLOSED}, the default
@@ -85,7 +87,8 @@ public final class InMemoryBackend implements SandboxBackend {
 
     /**
      * Records {@code key}; throws the configured acquire error if one is set; otherwise records
-     * {@code spec} and returns the one sandbox.
+     * {@code spec}, makes its work dir a directory when nothing is there (a seeded file there is left
+     * for the test to use), and returns the one sandbox.
      */
     @Override
     public InMemorySandbox acquire(SandboxKey key, SandboxSpec spec) {
@@ -97,6 +100,9 @@ public final class InMemoryBackend implements SandboxBackend {
                 throw acquireError;
             }
             specs.add(spec);
+            if (sandbox.kindAt(spec.workDir()).isEmpty()) {
+                sandbox.plantDirectory(spec.workDir());
+            }
             return sandbox;
         }
     }

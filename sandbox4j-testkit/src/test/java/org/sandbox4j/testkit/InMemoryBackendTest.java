@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.SandboxException;
@@ -36,6 +37,21 @@ class InMemoryBackendTest {
         assertThat(declared.egressModes()).contains(CODE.egress());
         assertThat(declared.limits()).isEqualTo(SandboxLimits.DEFAULT);
         assertThat(declared.osFamilies()).isEmpty();
+    }
+
+    @Test
+    void acquireMakesTheWorkDirButLeavesASeededEntryThere() {
+        InMemoryBackend backend = InMemoryBackend.builder().build();
+
+        backend.acquire(FIRST, CODE);
+
+        assertThat(backend.sandbox().kindAt(CODE.workDir())).contains(EntryKind.DIRECTORY);
+        assertThat(backend.sandbox().listDir(".", CODE.workDir())).isEmpty();
+
+        InMemorySandbox seeded = InMemorySandbox.builder().seedFile(CODE.workDir(), "a file, not a directory").build();
+        InMemoryBackend.builder().sandbox(seeded).build().acquire(FIRST, CODE);
+
+        assertThat(seeded.kindAt(CODE.workDir())).contains(EntryKind.FILE);
     }
 
     @Test

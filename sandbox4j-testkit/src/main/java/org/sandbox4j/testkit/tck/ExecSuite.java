@@ -23,7 +23,6 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.ExecStream;
-import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxTimeoutException;
 
@@ -31,11 +30,12 @@ import org.sandbox4j.core.SandboxTimeoutException;
  * The EXEC suite (gate {@link Capability#EXEC}): the reference's five probes, then the ones that
  * attack what a naive {@code ProcessBuilder} gets wrong — merged or re-encoded streams, unbounded
  * buffers, a host environment passed through, stdin left open, a timeout that kills only the direct
- * child. The timeout probes run last: a backend may tear its sandbox down on a timeout.
+ * child — and {@link ExecFailureProbes}, how an exec fails before the command. The timeout probes
+ * run last: a backend may tear its sandbox down on a timeout.
  *
  * <p>Every guest command is an argv, or a fixed {@code sh -c} script whose variable text arrives
- * as positional parameters. The guest needs a POSIX {@code sh} with {@code printf}, and
- * {@code cat}, {@code sleep}, {@code touch}, {@code yes} and {@code setsid}.
+ * as positional parameters. The guest needs a POSIX {@code sh} with {@code printf} and {@code test},
+ * {@code cat}, {@code sleep}, {@code touch}, {@code yes}, {@code setsid} and {@code /etc/passwd}.
  */
 public final class ExecSuite {
 
@@ -102,7 +102,6 @@ public final class ExecSuite {
     /** Run by a shell, unquoted or double-quoted, this would create a marker. */
     private static final String HOSTILE_WORD = "x; touch argv-injected; echo \"$(touch argv-injected-too)\" *";
     private static final List<String> INJECTION_MARKERS = List.of("argv-injected", "argv-injected-too");
-    private static final String MISSING_DIRECTORY = "no-such-directory";
 
     /** Prints {@code $1} lines of {@value #LINE_BYTES} bytes each: the line number right-aligned. */
     private static final String LINES_SCRIPT =
@@ -174,9 +173,7 @@ public final class ExecSuite {
                 .probe(Probe.of("parallel-execs-return-their-own-output",
                         "concurrent execs in one sandbox are serialised wrongly or get each other's output",
                         ExecSuite::parallelExecs))
-                .probe(Probe.of("a-missing-working-directory-is-a-clear-error",
-                        "a command in a missing directory hangs, runs elsewhere, or reports success",
-                        ExecSuite::missingWorkingDirectory))
+                .probes(ExecFailureProbes.probes())
                 .probe(Probe.of("a-timeout-kills-the-whole-tree",
                         "a timeout leaves double-forked, setsid or signal-ignoring children running: they outlive "
                                 + "the deadline and keep acting in the sandbox", ExecSuite::timeoutKillsTheTree))
@@ -392,28 +389,6 @@ public final class ExecSuite {
         }
     }
 
-    private static void missingWorkingDirectory(ProbeContext context) {
-        Check.equal(0, context.exec("true").exitCode(), "exit code of true in the working directory (positive control)");
-        String missing = context.paths().in(MISSING_DIRECTORY);
-        ExecResult result = null;
-        try {
-            result = context.sandbox().exec(Command.argv("true"),
-                    options(context).withWorkingDirectory(missing).withTimeout(HANG_BOUND));
-        } catch (SandboxTimeoutException hung) {
-            throw new AssertionError("an exec in the missing directory " + missing + " hung for "
-                    + HANG_BOUND.toSeconds() + " s instead of failing");
-        } catch (SandboxException refused) {
-            // A clear refusal: what we want.
-        }
-        if (result != null) {
-            Check.that(result.exitCode() != 0, "an exec in the missing directory " + missing + " succeeded: the "
-                    + "command ran somewhere else");
-            Check.that(!result.stderrText().isBlank(), "an exec in the missing directory " + missing + " exited "
-                    + result.exitCode() + " with nothing on stderr to say why");
-        }
-        Check.that(!context.guest().exists(missing), "the exec created the missing directory " + missing);
-    }
-
     // ---- timeouts (last: a backend may tear its sandbox down on a timeout)
 
     private static void timeoutKillsTheTree(ProbeContext context) throws InterruptedException {
@@ -447,7 +422,7 @@ public final class ExecSuite {
 
     // ---- helpers
 
-    private static ExecOptions options(ProbeContext context) {
+    static ExecOptions options(ProbeContext context) {
         return ExecOptions.in(context.workingDirectory(), context.execTimeout());
     }
 
@@ -456,7 +431,7 @@ public final class ExecSuite {
     }
 
     /** A fixed script with positional parameters, as an argv. */
-    private static Command shellCommand(String script, String... arguments) {
+    static Command shellCommand(String script, String... arguments) {
         List<String> argv = new ArrayList<>(List.of("sh", "-c", script, "probe"));
         argv.addAll(List.of(arguments));
         return Command.argv(argv);

@@ -39,6 +39,16 @@ final class ProbeSandboxes {
     }
 
     /**
+     * The suite's spec with a work dir of its own under the target's work base, which nothing has
+     * planted: built the way the runner builds it, through the target.
+     */
+    static SandboxSpec withFreshWorkDir(ProbeContext context, String label) {
+        SandboxSpec suiteSpec = context.spec();
+        return context.target().spec(SandboxSpec.builder(suiteSpec.kind())
+                .workDir(context.target().workBase() + "/" + freshThread(label)).requires(suiteSpec.requires()));
+    }
+
+    /**
      * Acquires and makes the sandbox's working directory exist in it: the spec's work dir, or where
      * the backend relocated it ({@link SandboxSpec#workDirIn}), which may differ per sandbox.
      */

@@ -61,8 +61,8 @@ public final class ReclaimSuite {
                         "a call that asked for a path and wrote nothing must reclaim cleanly, not report a loss",
                         ReclaimSuite::aMissingPath))
                 .probe(Probe.of("an-absent-working-directory-is-not-a-failure",
-                        "no backend creates the working directory, so the removal must not need it to exist "
-                                + "(it runs from /)",
+                        "a call's working directory may be gone, or never made, by clean-up time, so the removal "
+                                + "must not need it to exist (it runs from /)",
                         ReclaimSuite::anAbsentWorkingDirectory))
                 .probe(Probe.of("the-working-directory-is-refused",
                         "the working directory itself, however spelled, must never be removed: that wipes every "

@@ -18,6 +18,8 @@ import org.sandbox4j.testkit.tck.reference.NamespaceShellTarget;
  */
 class ExecSuiteFlawsTest {
 
+    private static final String LAUNCHER_PROBE = "a-launcher-failure-is-never-the-commands-exit";
+
     @TempDir
     Path base;
 
@@ -37,6 +39,16 @@ class ExecSuiteFlawsTest {
         if (flaw == ExecFlaw.ARGV_THROUGH_SHELL) {
             assertThat(report.result("argv-is-quoted").detail()).contains("run by a shell", "argv-injected");
         }
+        String launcherFailure = switch (flaw) {
+            case RUNTIME_WORDS_AS_STDERR -> "the launcher's words (\"OCI runtime\")";
+            case MISSING_PROGRAM_EXITS_ONE -> "the launcher's words (\"bwrap\")";
+            case WORKING_DIRECTORY_AS_EXIT_CODE -> "instead of raising SandboxException";
+            case GUESSES_LAUNCHER_FAILURE_FROM_STDERR -> "was taken for a launcher failure";
+            default -> null;
+        };
+        if (launcherFailure != null) {
+            assertThat(report.result(LAUNCHER_PROBE).detail()).contains(launcherFailure);
+        }
     }
 
     private static Set<String> attackedBy(ExecFlaw flaw) {
@@ -51,8 +63,16 @@ class ExecSuiteFlawsTest {
             case DROPS_STDIN -> Set.of("stdin-is-delivered", "a-large-stdin-streams-without-deadlock");
             case SILENT_LISTENER -> Set.of("a-listener-receives-exactly-the-output");
             case RUNS_ONE_LEVEL_UP -> Set.of("working-directory-is-honoured",
-                    "a-missing-working-directory-is-a-clear-error");
+                    "the-working-directory-exists-after-acquire", "a-non-executable-file-exits-126",
+                    "a-missing-working-directory-is-a-clear-error", "a-file-as-the-working-directory-is-not-a-directory",
+                    "a-launcher-failure-is-never-the-commands-exit");
             case LATE_TIMEOUT -> Set.of("a-timeout-raises-timeout-error", "a-timeout-kills-the-whole-tree");
+            case MISSING_PROGRAM_EXITS_ONE -> Set.of("a-missing-program-exits-127", "a-non-executable-file-exits-126",
+                    LAUNCHER_PROBE);
+            case RUNTIME_WORDS_AS_STDERR -> Set.of(LAUNCHER_PROBE);
+            case WORKING_DIRECTORY_AS_EXIT_CODE -> Set.of("a-missing-working-directory-is-a-clear-error",
+                    "a-file-as-the-working-directory-is-not-a-directory", LAUNCHER_PROBE);
+            case GUESSES_LAUNCHER_FAILURE_FROM_STDERR -> Set.of(LAUNCHER_PROBE);
         };
     }
 

@@ -1,14 +1,21 @@
 package org.sandbox4j.testkit.tck;
 
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.testkit.ForwardingBackend;
@@ -103,7 +110,52 @@ final class FlawedExecTarget implements ConformanceTarget {
             ExecOptions options(ExecOptions honest) {
                 return honest.withTimeout(honest.timeout().multipliedBy(LATE_TIMEOUT_FACTOR));
             }
+        },
+        /** As bwrap does: a program it cannot execute is its own failure, exit 1 and its own words. */
+        MISSING_PROGRAM_EXITS_ONE {
+            @Override
+            ExecResult exec(Sandbox honest, Command command, ExecOptions options) {
+                return whenCannotExecute(honest.exec(command, options), result -> withStderr(result, 1,
+                        "bwrap: execvp " + firstWord(command) + ": No such file or directory\n"));
+            }
+        },
+        /** As an OCI runtime does: exit 126/127 kept, stderr replaced by the runtime's own report. */
+        RUNTIME_WORDS_AS_STDERR {
+            @Override
+            ExecResult exec(Sandbox honest, Command command, ExecOptions options) {
+                return whenCannotExecute(honest.exec(command, options), result -> withStderr(result,
+                        result.exitCode(), "OCI runtime exec failed: exec failed: unable to start container process: "
+                                + "exec: \"" + firstWord(command) + "\": executable file not found in $PATH: unknown\n"));
+            }
+        },
+        /** As the reference's old bootstrap did: a working directory it cannot enter is exit 126 and a sentence. */
+        WORKING_DIRECTORY_AS_EXIT_CODE {
+            @Override
+            ExecResult exec(Sandbox honest, Command command, ExecOptions options) {
+                try {
+                    return honest.exec(command, options);
+                } catch (SandboxFileNotFound | SandboxNotADirectory refused) {
+                    return ExecResult.of("", "sandbox4j: the working directory " + options.workingDirectory()
+                            + " does not exist in the guest or is not a directory\n", 126, Duration.ZERO);
+                }
+            }
+        },
+        /** Guesses a launcher failure from the exit code and stderr, so the command's own words are taken for one. */
+        GUESSES_LAUNCHER_FAILURE_FROM_STDERR {
+            @Override
+            ExecResult exec(Sandbox honest, Command command, ExecOptions options) {
+                ExecResult result = honest.exec(command, options);
+                String stderr = result.stderrText().toLowerCase(Locale.ROOT);
+                if (result.exitCode() >= 125 && (stderr.contains("chdir") || stderr.contains("working directory"))) {
+                    throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
+                }
+                return result;
+            }
         };
+
+        ExecResult exec(Sandbox honest, Command command, ExecOptions options) {
+            return result(honest.exec(command(command), options(options)));
+        }
 
         Command command(Command honest) {
             return honest;
@@ -119,6 +171,21 @@ final class FlawedExecTarget implements ConformanceTarget {
     }
 
     static final long LAX_CAP_FACTOR = 64;
+
+    /** {@code rewrite} applied to exit 126 or 127 (a program that could not be executed); anything else as it is. */
+    private static ExecResult whenCannotExecute(ExecResult result, UnaryOperator<ExecResult> rewrite) {
+        return result.exitCode() == 126 || result.exitCode() == 127 ? rewrite.apply(result) : result;
+    }
+
+    private static ExecResult withStderr(ExecResult result, int exitCode, String stderr) {
+        return new ExecResult(result.stdout(), stderr.getBytes(StandardCharsets.UTF_8), exitCode, result.elapsed());
+    }
+
+    /** The program an argv names, or a shell line's first word. */
+    private static String firstWord(Command command) {
+        return command instanceof Command.Argv argv ? argv.words().get(0)
+                : ((Command.Shell) command).line().split(" ", 2)[0];
+    }
     static final long LATE_TIMEOUT_FACTOR = 5;
 
     private final ConformanceTarget honest;
@@ -176,7 +243,7 @@ final class FlawedExecTarget implements ConformanceTarget {
 
         @Override
         public ExecResult exec(Command command, ExecOptions options) {
-            return flaw.result(super.exec(flaw.command(command), flaw.options(options)));
+            return flaw.exec(delegate(), command, options);
         }
     }
 }

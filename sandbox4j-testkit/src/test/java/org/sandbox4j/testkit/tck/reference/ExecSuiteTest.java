@@ -15,7 +15,7 @@ import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 
 /**
  * The EXEC suite against the reference backend: the correct instance passes every probe, and each
- * exec flaw fails exactly the probe that attacks it.
+ * backend flaw fails exactly the probe that attacks it.
  */
 class ExecSuiteTest {
 
@@ -48,6 +48,17 @@ class ExecSuiteTest {
                 .containsExactly("the-host-environment-does-not-leak");
         assertThat(report.result("the-host-environment-does-not-leak").detail())
                 .contains(ExecSuite.HOST_SENTINEL_VARIABLE);
+    }
+
+    /** Only the fresh-work-dir probe acquires without the runner's mkdir: every other probe still passes. */
+    @Test
+    void leavingTheWorkDirUnmadeFailsExactlyTheWorkDirProbe() {
+        ConformanceReport report = Conformance.run(NamespaceShellTarget.create(base, Flaw.LEAVES_WORK_DIR_UNMADE),
+                ExecSuite.suite());
+
+        assertThat(report.failures()).extracting(ProbeResult::probe)
+                .containsExactly("the-working-directory-exists-after-acquire");
+        assertThat(report.result("the-working-directory-exists-after-acquire").detail()).contains("test -d");
     }
 
     @Test

@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
+import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 
@@ -26,27 +28,42 @@ final class NamespaceLauncher {
     /** The shell every bootstrap and every {@code Command.Shell} line runs in. */
     static final String SHELL = "/bin/sh";
 
-    /** What the bootstrap exits with when the working directory is missing. */
-    static final int MISSING_WORKING_DIRECTORY_EXIT = 126;
-    /** What the bootstrap exits with when the storage cannot be mounted or the process limit joined. */
-    static final int MOUNT_FAILED_EXIT = 125;
+    /**
+     * What the bootstrap exits with when it fails before the command starts. The exit code alone
+     * proves nothing (a command may exit 125 too): only the marker line carrying the exec's own
+     * nonce, which the command never sees, says the bootstrap failed.
+     */
+    static final int BOOTSTRAP_FAILED_EXIT = 125;
+
+    /** Why the bootstrap failed: the word after the nonce on its marker line. */
+    enum BootstrapFailure {
+        PROCESS_LIMIT, MOUNT, WORKING_DIRECTORY_MISSING, WORKING_DIRECTORY_NOT_A_DIRECTORY, WORKING_DIRECTORY_UNENTERABLE
+    }
 
     /**
      * Joins the process limit's group ($4, when not empty), mounts the storage ($1) over the work
      * base ($2), enters the working directory ($3), then replaces itself with the rest of its
      * arguments: the guest's argv, behind {@code setpriv} and its fixed flags when the guest drops
      * to an unprivileged user (the group join and the mount need root; nothing after them does).
-     * Mount propagation is private (unshare's default), so the mount never reaches the host.
+     * Mount propagation is private (unshare's default), so the mount never reaches the host. A
+     * failure before the command prints "$5 REASON" on stderr ($5 is the exec's nonce) and exits
+     * {@value #BOOTSTRAP_FAILED_EXIT}; a dangling link as the working directory is missing, as
+     * {@code chdir} says.
      */
-    private static final String BOOTSTRAP = "if [ -n \"$4\" ]; then echo 0 > \"$4\" || exit " + MOUNT_FAILED_EXIT + "; fi\n"
-            + "mount --bind \"$1\" \"$2\" || exit " + MOUNT_FAILED_EXIT + "\n"
-            + "cd -- \"$3\" 2>/dev/null || {\n"
-            + "  printf 'sandbox4j: the working directory %s does not exist in the guest or is not a directory\\n' \"$3\" >&2\n"
-            + "  exit " + MISSING_WORKING_DIRECTORY_EXIT + "\n"
-            + "}\n"
-            + "shift 4\n"
+    private static final String BOOTSTRAP = "nonce=$5\n"
+            + "fail() { printf '%s %s\\n' \"$nonce\" \"$1\" >&2; exit " + BOOTSTRAP_FAILED_EXIT + "; }\n"
+            + "if [ -n \"$4\" ]; then echo 0 > \"$4\" || fail PROCESS_LIMIT; fi\n"
+            + "mount --bind \"$1\" \"$2\" || fail MOUNT\n"
+            + "if ! cd -- \"$3\" 2>/dev/null; then\n"
+            + "  if [ -d \"$3\" ]; then fail WORKING_DIRECTORY_UNENTERABLE\n"
+            + "  elif [ -e \"$3\" ]; then fail WORKING_DIRECTORY_NOT_A_DIRECTORY\n"
+            + "  else fail WORKING_DIRECTORY_MISSING; fi\n"
+            + "fi\n"
+            + "shift 5\n"
             + "exec \"$@\"\n";
     private static final String BOOTSTRAP_NAME = "sandbox4j";
+    /** Runs its positional parameters as an argv, never as shell text. */
+    private static final List<String> EXEC_ARGUMENTS = List.of(SHELL, "-c", "exec \"$@\"", "sh");
     private static final List<String> SYSTEM_BINARIES = List.of("/usr/bin", "/bin");
 
     private final String backendName;
@@ -54,7 +71,7 @@ final class NamespaceLauncher {
     private final Set<Flaw> flaws;
     private final String unshare;
     private final boolean needsUserNamespace;
-    /** What the guest's argv runs behind: {@code setpriv} and its flags, or nothing. */
+    /** What the guest's argv runs behind: {@code setpriv}, its flags and a shell exec'ing the argv, or nothing. */
     private final List<String> privilegeDrop;
 
     /**
@@ -72,6 +89,9 @@ final class NamespaceLauncher {
         if (guestUser.isPresent()) {
             drop.add(Tools.SETPRIV.orElseThrow(() -> missing("setpriv")));
             drop.addAll(guestUser.get().setprivArguments());
+            // setpriv reports a program it cannot execute in its own words; a guest shell exec'ing the
+            // argv reports it as a shell does (127 not found, 126 not executable).
+            drop.addAll(EXEC_ARGUMENTS);
         }
         this.privilegeDrop = List.copyOf(drop);
     }
@@ -83,9 +103,11 @@ final class NamespaceLauncher {
 
     /**
      * The host command that runs {@code guestArgv} in {@code workingDirectory} over {@code storage},
-     * inside the process limit whose {@code cgroup.procs} is {@code processLimit} (when there is one).
+     * inside the process limit whose {@code cgroup.procs} is {@code processLimit} (when there is one);
+     * {@code nonce} marks the bootstrap's own failure ({@link #bootstrapFailure}).
      */
-    List<String> command(Path storage, Optional<Path> processLimit, String workingDirectory, List<String> guestArgv) {
+    List<String> command(Path storage, Optional<Path> processLimit, String workingDirectory, String nonce,
+            List<String> guestArgv) {
         List<String> command = new ArrayList<>();
         command.add(unshare);
         if (needsUserNamespace) {
@@ -112,6 +134,7 @@ final class NamespaceLauncher {
         command.add(workBase);
         command.add(workingDirectory);
         command.add(processLimit.map(Path::toString).orElse(""));
+        command.add(nonce);
         command.addAll(privilegeDrop);
         command.addAll(guestArgv);
         return command;
@@ -128,6 +151,32 @@ final class NamespaceLauncher {
         fixed.put("LANG", GUEST_LANG);
         processEnvironment.putAll(fixed);
         processEnvironment.putAll(callEnvironment);
+    }
+
+    /** A fresh nonce for one exec: unguessable, so no command can print the bootstrap's marker. */
+    static String nonce() {
+        return "sandbox4j-bootstrap-" + UUID.randomUUID();
+    }
+
+    /**
+     * Why the bootstrap failed before the command started, or empty when the command ran: only a
+     * line that is exactly the nonce and a reason counts, and only with the bootstrap's exit code.
+     */
+    static Optional<BootstrapFailure> bootstrapFailure(ExecResult result, String nonce) {
+        if (result.exitCode() != BOOTSTRAP_FAILED_EXIT) {
+            return Optional.empty();
+        }
+        for (String line : result.stderrText().split("\n", -1)) {
+            if (line.startsWith(nonce + " ")) {
+                String reason = line.substring(nonce.length() + 1);
+                for (BootstrapFailure failure : BootstrapFailure.values()) {
+                    if (failure.name().equals(reason)) {
+                        return Optional.of(failure);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     String backendName() {

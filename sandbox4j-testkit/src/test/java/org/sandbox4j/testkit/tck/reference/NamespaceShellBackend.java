@@ -7,6 +7,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -22,9 +23,13 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
@@ -70,7 +75,9 @@ public final class NamespaceShellBackend implements SandboxBackend {
          * for proving the capability probes can fail. Run nothing against it that could write
          * outside its storage: it can write the whole host.
          */
-        RUNS_AS_HOST_ROOT
+        RUNS_AS_HOST_ROOT,
+        /** {@code acquire} leaves the spec's work dir unmade: the first exec in it fails until something writes there. */
+        LEAVES_WORK_DIR_UNMADE
     }
 
     /** The name of an honest instance; a flawed one appends its flaws. */
@@ -79,6 +86,8 @@ public final class NamespaceShellBackend implements SandboxBackend {
     private static final System.Logger LOG = System.getLogger(NamespaceShellBackend.class.getName());
     private static final String SANDBOXES = "sandboxes";
     private static final String PRIVATE_DIRECTORY = "rwx------";
+    /** A bound on making the work dir at acquire: a hang guard, not a performance bound. */
+    private static final Duration WORK_DIR_BOUND = Duration.ofSeconds(30);
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
             Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE));
 
@@ -186,10 +195,34 @@ public final class NamespaceShellBackend implements SandboxBackend {
         return flaws;
     }
 
+    /**
+     * The sandbox, with the spec's work dir made in it (by the guest, with the guest's own rights, so
+     * no host-side call follows a link the guest planted in its storage). The work dir must lie
+     * under the work base: nowhere else has this sandbox storage of its own.
+     */
     @Override
     public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(spec, "spec");
+        String workDir = spec.workDir();
+        if (!workDir.equals(workBase) && !workDir.startsWith(workBase + "/")) {
+            throw new SandboxException("backend '" + name + "' keeps a sandbox's files only under its work base "
+                    + workBase + ", and the spec's work dir " + GuestText.quote(workDir) + " is not there: choose "
+                    + "a work dir under it");
+        }
+        Sandbox sandbox = sandboxFor(key, spec);
+        if (!flaws.contains(Flaw.LEAVES_WORK_DIR_UNMADE)) {
+            ExecResult made = sandbox.exec(Command.argv("mkdir", "-p", "--", workDir),
+                    ExecOptions.in("/", WORK_DIR_BOUND));
+            if (made.exitCode() != 0) {
+                throw new SandboxException("backend '" + name + "' could not make the work dir "
+                        + GuestText.quote(workDir) + " in its sandbox: " + GuestText.quote(made.stderrText()));
+            }
+        }
+        return sandbox;
+    }
+
+    private Sandbox sandboxFor(SandboxKey key, SandboxSpec spec) {
         String id = OwnershipRecord.idOf(key, spec.kind());
         Path sandboxDirectory = sandboxesRoot.resolve(id);
         synchronized (locksById.computeIfAbsent(id, ignored -> new Object())) {

@@ -39,7 +39,9 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxKey;
@@ -49,6 +51,7 @@ import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
+import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.testkit.tck.GuestSide;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 
@@ -187,14 +190,47 @@ class NamespaceShellBackendTest {
     }
 
     @Test
-    void aMissingWorkingDirectoryFailsPromptlyWithAClearMessage() {
+    void aMissingWorkingDirectoryIsTheOneTypedRefusalNeverAnExitCode() {
         Sandbox sandbox = acquire(target, KEY);
+        String missing = work + "/missing";
 
-        ExecResult result = sandbox.exec(Command.argv("true"), ExecOptions.in(work + "/missing", TIMEOUT));
+        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(missing, TIMEOUT)))
+                .isInstanceOf(SandboxFileNotFound.class)
+                .hasMessage(ExecRefusals.workingDirectoryMissing(missing).getMessage());
+        assertThat(guestTest(sandbox, "-e", missing)).isFalse();
+    }
 
-        assertThat(result.exitCode()).isEqualTo(NamespaceLauncher.MISSING_WORKING_DIRECTORY_EXIT);
-        assertThat(result.stderrText()).contains("working directory").contains("/missing");
-        assertThat(result.elapsed()).isLessThan(TIMEOUT);
+    @Test
+    void aFileAsTheWorkingDirectoryIsTheOneTypedRefusal() {
+        Sandbox sandbox = acquire(target, KEY);
+        String file = work + "/plain.txt";
+        run(sandbox, Command.argv("touch", file));
+
+        assertThatThrownBy(() -> sandbox.exec(Command.shell("true"), ExecOptions.in(file, TIMEOUT)))
+                .isInstanceOf(SandboxNotADirectory.class)
+                .hasMessage(ExecRefusals.workingDirectoryNotADirectory(file).getMessage());
+    }
+
+    /** Only the exec's own nonce marks a bootstrap failure: a command printing a look-alike marker is itself. */
+    @Test
+    void aCommandImitatingTheBootstrapsFailureIsReturnedAsItself() {
+        Sandbox sandbox = acquire(target, KEY);
+        String lookAlike = NamespaceLauncher.nonce() + " " + NamespaceLauncher.BootstrapFailure.WORKING_DIRECTORY_MISSING;
+
+        ExecResult result = run(sandbox, Command.argv("sh", "-c", "printf '%s\\n' \"$1\" >&2; exit \"$2\"", "probe",
+                lookAlike, Integer.toString(NamespaceLauncher.BOOTSTRAP_FAILED_EXIT)));
+
+        assertThat(result.exitCode()).isEqualTo(NamespaceLauncher.BOOTSTRAP_FAILED_EXIT);
+        assertThat(result.stderrText()).isEqualTo(lookAlike + "\n");
+    }
+
+    @Test
+    void acquireMakesTheWorkDirAndRefusesOneOutsideTheWorkBase() {
+        Sandbox sandbox = target.newBackend().acquire(KEY, spec());
+
+        assertThat(guestTest(sandbox, "-d", work)).isTrue();
+        assertThatThrownBy(() -> target.newBackend().acquire(KEY, SandboxSpec.builder(KIND).build()))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("work base");
     }
 
     /**
@@ -534,13 +570,12 @@ class NamespaceShellBackendTest {
     // ---------------------------------------------------------------- helpers
 
     private Sandbox acquire(NamespaceShellTarget on, SandboxKey key) {
-        Sandbox sandbox = on.newBackend().acquire(key, spec());
-        run(sandbox, Command.argv("mkdir", "-p", on.workBase() + "/wd"), "/");
-        return sandbox;
+        return on.newBackend().acquire(key, spec());
     }
 
-    private static SandboxSpec spec() {
-        return SandboxSpec.builder(KIND).build();
+    /** The work dir {@code <work base>/wd}, which acquire makes: every target here shares one work base. */
+    private SandboxSpec spec() {
+        return SandboxSpec.builder(KIND).workDir(work).build();
     }
 
     private ExecOptions options() {

@@ -11,6 +11,9 @@ import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.testkit.tck.reference.NamespaceLauncher.BootstrapFailure;
 import org.sandbox4j.testkit.tck.reference.NamespaceShellBackend.Flaw;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.spi.ProcessPump;
@@ -41,7 +44,9 @@ final class NamespaceShellSandbox implements Sandbox {
         List<String> guestArgv = command instanceof Command.Argv
                 ? ((Command.Argv) command).words()
                 : List.of(NamespaceLauncher.SHELL, "-c", ((Command.Shell) command).line());
-        ProcessBuilder builder = new ProcessBuilder(launcher.command(storage, processLimit, options.workingDirectory(), guestArgv));
+        String nonce = NamespaceLauncher.nonce();
+        ProcessBuilder builder = new ProcessBuilder(
+                launcher.command(storage, processLimit, options.workingDirectory(), nonce, guestArgv));
         launcher.environment(builder.environment(), options.environment());
         long start = System.nanoTime();
         Process process;
@@ -50,7 +55,27 @@ final class NamespaceShellSandbox implements Sandbox {
         } catch (IOException e) {
             throw ExecRefusals.couldNotStart(launcher.backendName(), "unshare(1)", e);
         }
-        return ProcessPump.await(process, Process::destroyForcibly, options, command.toShellLine(), launcher.backendName(), start);
+        ExecResult result = ProcessPump.await(process, Process::destroyForcibly, options, command.toShellLine(),
+                launcher.backendName(), start);
+        Optional<BootstrapFailure> failure = NamespaceLauncher.bootstrapFailure(result, nonce);
+        if (failure.isPresent()) {
+            throw refusal(failure.get(), options.workingDirectory(), result);
+        }
+        return result;
+    }
+
+    /** The bootstrap failed before the command started: a typed error, never the command's exit code. */
+    private SandboxException refusal(BootstrapFailure failure, String workingDirectory, ExecResult result) {
+        return switch (failure) {
+            case WORKING_DIRECTORY_MISSING -> ExecRefusals.workingDirectoryMissing(workingDirectory);
+            case WORKING_DIRECTORY_NOT_A_DIRECTORY -> ExecRefusals.workingDirectoryNotADirectory(workingDirectory);
+            case WORKING_DIRECTORY_UNENTERABLE -> new SandboxException("backend '" + launcher.backendName()
+                    + "' could not enter the working directory " + GuestText.quote(workingDirectory)
+                    + ", so nothing ran: let the guest search it, or run in another");
+            case PROCESS_LIMIT, MOUNT -> new SandboxException("backend '" + launcher.backendName() + "' could not "
+                    + (failure == BootstrapFailure.MOUNT ? "mount the sandbox's storage" : "join its process limit")
+                    + " before the command started, so nothing ran: " + GuestText.quote(result.stderrText()));
+        };
     }
 
     @Override
