@@ -12,6 +12,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sandbox4j.core.spi.Json;
+import org.sandbox4j.docker.TestEngines;
 
 /**
  * The docker backend through the command, as a user reaches it: a separate JVM per invocation,
@@ -29,7 +30,7 @@ class CliDockerTest {
 
     @BeforeAll
     static void start() {
-        cli = CliProcess.fresh().env("DOCKER_HOST", DockerEngine.host());
+        cli = CliProcess.fresh().env("DOCKER_HOST", TestEngines.dockerHost());
     }
 
     @AfterAll
@@ -40,8 +41,8 @@ class CliDockerTest {
     @Test
     void doctorShowsDockerUsableAtContainerWithTheTestEngineAndImage() {
         CliProcess.Result result = new CliProcess(cli.stateDir(), cli.configHome())
-                .env("DOCKER_HOST", DockerEngine.host())
-                .env("SANDBOX4J_DOCKER_IMAGE", DockerEngine.image())
+                .env("DOCKER_HOST", TestEngines.dockerHost())
+                .env("SANDBOX4J_DOCKER_IMAGE", TestEngines.image())
                 .env("SANDBOX4J_BACKEND", "docker")
                 .run("doctor", "--json", "--floor", "container");
         assertThat(result.exitCode()).as(result.toString()).isZero();
@@ -51,12 +52,12 @@ class CliDockerTest {
         assertThat(docker).as(result.toString()).containsEntry("usable", true).containsEntry("rung", "container")
                 .containsEntry("meetsFloor", true);
         assertThat((List<?>) docker.get("missing")).isEmpty();
-        assertThat(docker.get("details").toString()).contains("runtime: runc", DockerEngine.image());
+        assertThat(docker.get("details").toString()).contains("runtime: runc", TestEngines.image());
     }
 
     @Test
     void runscGivesHardenedContainer() {
-        CliProcess.Result result = cli.run("doctor", "--json", "--image", DockerEngine.image(), "--runtime", "runsc");
+        CliProcess.Result result = cli.run("doctor", "--json", "--image", TestEngines.image(), "--runtime", "runsc");
         assertThat(result.exitCode()).as(result.toString()).isZero();
         Map<String, Object> docker = docker(Json.parseObject(result.stdout()));
         assertThat(docker).as(result.toString()).containsEntry("usable", true)
@@ -68,7 +69,7 @@ class CliDockerTest {
         String nowhere = "unix://" + work.resolve("no-engine.sock");
         long started = System.nanoTime();
         CliProcess.Result result = cli.run("doctor", "--json", "--docker-host", nowhere, "--image",
-                DockerEngine.image());
+                TestEngines.image());
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         assertThat(result.exitCode()).as(result.toString()).isZero();
         Map<String, Object> docker = docker(Json.parseObject(result.stdout()));
@@ -79,14 +80,14 @@ class CliDockerTest {
                 "--docker-host");
         assertThat(took).isLessThan(QUICK);
 
-        CliProcess.Result table = cli.run("doctor", "--docker-host", nowhere, "--image", DockerEngine.image());
+        CliProcess.Result table = cli.run("doctor", "--docker-host", nowhere, "--image", TestEngines.image());
         assertThat(table.stdout()).as(table.toString()).contains("docker      unknown             no");
     }
 
     @Test
     void aMissingRuntimeOrImageSaysWhatTheEngineHasAndHowToGetIt() {
         Map<String, Object> runtime = docker(Json.parseObject(cli.run("doctor", "--json", "--image",
-                DockerEngine.image(), "--runtime", "no-such-runtime").stdout()));
+                TestEngines.image(), "--runtime", "no-such-runtime").stdout()));
         assertThat(runtime).containsEntry("usable", false);
         assertThat(runtime.get("fixes").toString()).contains("no runtime 'no-such-runtime'", "runc", "runsc");
 
@@ -102,7 +103,7 @@ class CliDockerTest {
     @Test
     void runPrintsItsAnswerInAContainer() {
         CliProcess.Result result = cli.run("run", "--backend", "docker", "--floor", "container", "--image",
-                DockerEngine.image(), "-e", "print(sum(range(10)))");
+                TestEngines.image(), "-e", "print(sum(range(10)))");
         assertThat(result.exitCode()).as(result.toString()).isZero();
         assertThat(result.stdout()).isEqualTo("45\n");
         assertThat(result.stderr()).isEmpty();
@@ -111,7 +112,7 @@ class CliDockerTest {
     @Test
     void execRunsAnArgvInAContainer() {
         CliProcess.Result result = cli.run("exec", "--backend", "docker", "--floor", "container", "--image",
-                DockerEngine.image(), "--", "sh", "-c", "echo out; echo err >&2; exit 5");
+                TestEngines.image(), "--", "sh", "-c", "echo out; echo err >&2; exit 5");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(5);
         assertThat(result.stdout()).isEqualTo("out\n");
         assertThat(result.stderr()).isEqualTo("err\n");
@@ -119,7 +120,7 @@ class CliDockerTest {
 
     @Test
     void theDefaultFloorRefusesDockerAtTheRungItsEngineConfirms() {
-        CliProcess.Result result = cli.run("run", "--backend", "docker", "--image", DockerEngine.image(), "-e",
+        CliProcess.Result result = cli.run("run", "--backend", "docker", "--image", TestEngines.image(), "-e",
                 "print(1)");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.REFUSED);
         assertThat(result.stderr()).contains("backend 'docker' isolates at 'container'", "below the floor 'microvm'",

@@ -20,6 +20,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.sandbox4j.core.spi.Json;
+import org.sandbox4j.docker.TestEngines;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
@@ -127,12 +128,12 @@ class McpCommandTest {
 
     @Test
     void onTheDockerBackendItRunsAProgramAndTheSessionsContainerGoesWithIt() throws Exception {
-        try (CliProcess cli = CliProcess.fresh().env("DOCKER_HOST", DockerEngine.host())
-                .env("SANDBOX4J_DOCKER_IMAGE", DockerEngine.image())) {
+        try (CliProcess cli = CliProcess.fresh().env("DOCKER_HOST", TestEngines.dockerHost())
+                .env("SANDBOX4J_DOCKER_IMAGE", TestEngines.image())) {
             ServerParameters parameters = ServerParameters.builder(java())
                     .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--state-dir",
                             cli.stateDir().toString(), "mcp", "--backend", "docker", "--floor", "container",
-                            "--docker-host", DockerEngine.host(), "--image", DockerEngine.image(),
+                            "--docker-host", TestEngines.dockerHost(), "--image", TestEngines.image(),
                             "--scope", "mcp-docker-test")
                     .build();
             McpSyncClient client = McpClient.sync(new StdioClientTransport(parameters, McpJsonDefaults.getMapper()))

@@ -241,7 +241,8 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(spec, "spec");
-        String workArea = GuestPaths.parent(checkedWorkDir(spec.workDir()));
+        String workDir = checkedWorkDir(spec.workDir());
+        String workArea = GuestPaths.parent(workDir);
         String reference = spec.imageId().or(spec::image).orElse(image);
         String resolvedImage = ensureImage(reference);
         Optional<EgressPolicy> policy = egressPolicy(spec);
@@ -259,8 +260,9 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                 return EgressSocket.start(egressDirectory.get(), allowed, egressSettings, name);
             }));
             String containerId = ensureContainer(identity, reference, resolvedImage, workArea, egressDirectory);
-            DockerSandbox sandbox = new DockerSandbox(this, engine, containerId, identity.name(), workArea,
+            DockerSandbox sandbox = new DockerSandbox(this, engine, containerId, identity.name(), workDir,
                     egressDirectory.map(ignored -> GUEST_EGRESS_DIRECTORY + "/" + EgressSocket.SOCKET_NAME), spec);
+            sandbox.ensureWorkDir();
             if (policy.isPresent()) {
                 checkBridge(resolvedImage, sandbox);
             }

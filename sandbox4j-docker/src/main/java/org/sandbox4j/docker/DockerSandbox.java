@@ -36,6 +36,7 @@ import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
+import org.sandbox4j.core.spi.ExecCapture;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.egress.GuestBridge;
 import org.sandbox4j.core.spi.ConfinedFiles;
@@ -80,17 +81,20 @@ final class DockerSandbox implements Sandbox {
     private final String containerId;
     private final String containerName;
     private final String workArea;
+    /** The spec's work dir, normalized: a child of the work area. */
+    private final String workDir;
     private final Optional<String> guestSocket;
     /** The spec's caps: every write and read is held to them before a byte moves. */
     private final ArchiveFiles files;
 
-    DockerSandbox(DockerBackend backend, Engine engine, String containerId, String containerName, String workArea,
+    DockerSandbox(DockerBackend backend, Engine engine, String containerId, String containerName, String workDir,
             Optional<String> guestSocket, SandboxSpec spec) {
         this.backend = backend;
         this.engine = engine;
         this.containerId = containerId;
         this.containerName = containerName;
-        this.workArea = workArea;
+        this.workDir = workDir;
+        this.workArea = GuestPaths.parent(workDir);
         this.guestSocket = guestSocket;
         this.files = new ArchiveFiles(spec.filesIn(), spec.filesOut());
     }
@@ -110,6 +114,29 @@ final class DockerSandbox implements Sandbox {
     @Override
     public String toString() {
         return "DockerSandbox[" + containerName + "]";
+    }
+
+    /**
+     * Makes the work dir when nothing is there: at acquire (the work area is a fresh tmpfs) and
+     * after a restart (its tmpfs came back empty). Through the engine's archive endpoint, which
+     * resolves inside the container and, with {@code noOverwriteDirNonDir}, refuses to put a
+     * directory over anything else, so no link the guest made is followed or replaced. Whatever
+     * the guest put there itself stays; an exec in it says what it is.
+     */
+    void ensureWorkDir() {
+        if (pathStat(workDir).isPresent()) {
+            return;
+        }
+        byte[] archive = backend.tarWriter().directory(below(workDir, workArea), DIRECTORY_MODE).finish();
+        try {
+            put(workArea, archive, "create the work dir " + GuestText.quote(workDir));
+        } catch (SandboxFileException refused) {
+            // Something is in the way: the guest put it there (Podman's path stat does not see a dangling
+            // link). It stays the guest's work dir; anything else is a failure to make one.
+            if (internal(GuestScripts.anythingAt(workDir), INTERNAL_TIMEOUT).exitCode() != 0) {
+                throw refused;
+            }
+        }
     }
 
     // ---------------------------------------------------------------- exec
@@ -138,6 +165,7 @@ final class DockerSandbox implements Sandbox {
     private ExecResult execOnce(Command command, ExecOptions options) {
         long started = System.nanoTime();
         long deadline = started + options.timeout().toNanos();
+        String shellLine = command.toShellLine();
         String token = HexFormat.of().formatHex(randomBytes());
         Optional<byte[]> stdin = options.stdin();
         if (stdin.isPresent()) {
@@ -150,25 +178,23 @@ final class DockerSandbox implements Sandbox {
         Map<String, String> environment = new HashMap<>(options.environment());
         environment.put(GuestScripts.EXEC_MARKER, token);
 
-        ExecOutput output = new ExecOutput(options.outputCapBytes(), options.listener(), true);
+        ExecOutput output = new ExecOutput(new ExecCapture(options, backend.name()), true);
         String execId = start(argv, environment, output);
         try {
             boolean ended = awaitWhileRunning(output, deadline);
-            if (output.capExceeded()) {
+            Optional<RuntimeException> refused = output.refusal(shellLine, ExecRefusals.KILLED_WITH_EVERY_PROCESS);
+            if (refused.isPresent()) {
                 killTree(token, output.group(), "passed its output cap");
-                throw ExecRefusals.outputCapExceeded(command.toShellLine(), options.outputCapBytes(),
-                        "was killed with every process it started");
+                throw refused.get();
             }
             if (!ended) {
                 killTree(token, output.group(), "ran past its timeout");
-                throw ExecRefusals.timedOut(command.toShellLine(), options.timeout(),
-                        "was killed with every process it started");
+                throw ExecRefusals.timedOut(shellLine, options.timeout(), ExecRefusals.KILLED_WITH_EVERY_PROCESS);
             }
         } catch (InterruptedException interrupted) {
             killTree(token, output.group(), "was interrupted");
             Thread.currentThread().interrupt();
-            throw new SandboxInterrupted("backend '" + backend.name() + "': interrupted while the command ran; it was "
-                    + "killed");
+            throw ExecRefusals.interrupted(shellLine, "the command " + ExecRefusals.KILLED_WITH_EVERY_PROCESS, interrupted);
         } catch (RuntimeException streamFailure) {
             if (streamFailure instanceof SandboxException known) {
                 throw known;
@@ -179,9 +205,35 @@ final class DockerSandbox implements Sandbox {
         } finally {
             closeQuietly(output);
         }
-        output.flushPreamble();
+        output.finish();
         int exitCode = exitCode(execId);
+        GuestScripts.Setup setup = output.setup().orElseThrow(() -> notStarted(shellLine, exitCode, output));
+        switch (setup) {
+            case READY -> {
+                // The command ran: its exit code and output are its own.
+            }
+            case NO_DIRECTORY -> throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
+            case NOT_A_DIRECTORY -> throw ExecRefusals.workingDirectoryNotADirectory(options.workingDirectory());
+            case CANNOT_ENTER -> throw new SandboxFileException("the working directory "
+                    + GuestText.quote(options.workingDirectory()) + " is a directory the sandbox's user may not "
+                    + "enter, so nothing ran: run in one it may enter, or give it the x permission");
+            case NO_STDIN -> throw new SandboxException("backend '" + backend.name() + "': the stdin uploaded for "
+                    + GuestText.quote(shellLine) + " was gone from the work area " + workArea + " before the "
+                    + "command started (something in the sandbox removed it), so nothing ran");
+        }
         return new ExecResult(output.stdout(), output.stderr(), exitCode, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    /**
+     * The wrapper never ran: the engine or its OCI runtime failed to start the exec and said why in
+     * its place. A fault of the engine, never the command's exit code or output.
+     */
+    private SandboxException notStarted(String shellLine, int exitCode, ExecOutput output) {
+        String said = output.engineText();
+        return new SandboxException("backend '" + backend.name() + "': the engine could not start "
+                + GuestText.quote(shellLine) + " in container " + containerName + ", so nothing ran (the exec "
+                + "ended " + exitCode + (said.isEmpty() ? " and the engine said nothing" : ": " + ErrorText.bounded(said))
+                + "); see the engine's log, or check the container's limits and the image's /bin/sh");
     }
 
     /**
@@ -223,6 +275,7 @@ final class DockerSandbox implements Sandbox {
             // The container stopped (a limit, a crash): start it again. Its work area is a tmpfs volume,
             // so it comes back empty; a disk-backed one could not hold its size limit on every engine.
             backend.restart(this);
+            ensureWorkDir();
             try {
                 created = createExec(argv, env);
             } catch (RuntimeException again) {
@@ -302,7 +355,8 @@ final class DockerSandbox implements Sandbox {
 
     /** Runs a fixed internal command (no wrapper, no marker) bounded by {@code timeout}. */
     Internal internal(List<String> argv, Duration timeout) {
-        ExecOutput output = new ExecOutput(INTERNAL_OUTPUT_CAP, Optional.empty(), false);
+        ExecOutput output = new ExecOutput(new ExecCapture(ExecOptions.in("/", timeout)
+                .withOutputCap(INTERNAL_OUTPUT_CAP), backend.name()), false);
         String execId = start(argv, Map.of(), output);
         try {
             if (!output.awaitEndOrCap(timeout.toNanos())) {

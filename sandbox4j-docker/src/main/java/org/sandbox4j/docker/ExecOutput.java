@@ -10,33 +10,32 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.sandbox4j.core.ExecListener;
 import org.sandbox4j.core.ExecStream;
+import org.sandbox4j.core.spi.ExecCapture;
+import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
- * Receives one exec's frames: strips the wrapper's preamble (its pid, which names the exec's
- * process group), keeps stdout and stderr apart, forwards chunks to the listener, and stops
- * keeping anything once both streams together pass the cap, so host memory stays bounded.
+ * Receives one exec's frames: takes the wrapper's preamble (its pid, which names the exec's
+ * process group, and its {@link GuestScripts.Setup} word) from the front of stdout and hands the
+ * rest to an {@link ExecCapture}, which keeps the streams under their shared cap and feeds the
+ * listener. Where a wrapped exec's stdout does not begin with the preamble, the wrapper never ran:
+ * that text is the engine's (an OCI runtime's failure), kept apart and bounded, never the command's.
  */
 final class ExecOutput extends ResultCallback.Adapter<Frame> {
 
-    private final long cap;
-    private final Optional<ExecListener> listener;
-    private final boolean expectPreamble;
-    private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream preamble = new ByteArrayOutputStream();
-    private final CountDownLatch capExceeded = new CountDownLatch(1);
-    private boolean preambleDone;
-    private long kept;
-    private volatile long group = -1;
+    /** How much of what the engine said in place of a preamble is kept for the message. */
+    static final int MAX_ENGINE_TEXT_BYTES = 1024;
 
-    ExecOutput(long cap, Optional<ExecListener> listener, boolean expectPreamble) {
-        this.cap = cap;
-        this.listener = listener;
-        this.expectPreamble = expectPreamble;
-        this.preambleDone = !expectPreamble;
-    }
+    private final ExecCapture capture;
+    private final boolean expectPreamble;
+    private final ByteArrayOutputStream firstLine = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream engineText = new ByteArrayOutputStream();
+    /** Whether the front of stdout has been decided: the preamble taken, or found missing. */
+    private boolean preambleDecided;
+    private volatile Optional<GuestScripts.Setup> setup = Optional.empty();
+    private volatile long group = -1;
+    /** The host ran out of heap while keeping a frame. */
+    private volatile Throwable hostFailure;
 
     /**
      * Counted down when the stream ends, fails, or passes the cap. docker-java's own
@@ -44,12 +43,20 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
      * be waited on in slices.
      */
     private final CountDownLatch attention = new CountDownLatch(1);
-    private final CountDownLatch ended = new CountDownLatch(1);
     private volatile Throwable failure;
+
+    /**
+     * @param expectPreamble whether the exec runs under {@link GuestScripts#WRAPPER}; an internal
+     *                       command's stdout is all its own
+     */
+    ExecOutput(ExecCapture capture, boolean expectPreamble) {
+        this.capture = capture;
+        this.expectPreamble = expectPreamble;
+        this.preambleDecided = !expectPreamble;
+    }
 
     @Override
     public void onComplete() {
-        ended.countDown();
         attention.countDown();
         super.onComplete();
     }
@@ -57,7 +64,6 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     @Override
     public void onError(Throwable error) {
         failure = error;
-        ended.countDown();
         attention.countDown();
         super.onError(error);
     }
@@ -65,89 +71,114 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     @Override
     public synchronized void onNext(Frame frame) {
         byte[] payload = frame.getPayload();
-        if (payload == null || payload.length == 0 || capExceeded.getCount() == 0) {
+        if (payload == null || payload.length == 0 || stopped()) {
             return;
         }
         StreamType type = frame.getStreamType();
-        if (type == StreamType.STDOUT || type == StreamType.RAW) {
-            if (!preambleDone) {
-                payload = takePreamble(payload);
+        boolean stdout = type == StreamType.STDOUT || type == StreamType.RAW;
+        if (!stdout && type != StreamType.STDERR) {
+            return;
+        }
+        if (stdout && !preambleDecided) {
+            payload = takePreamble(payload);
+        }
+        if (expectPreamble && preambleDecided && setup.isEmpty()) {
+            keepEngineText(payload);
+            return;
+        }
+        keep(stdout ? ExecStream.STDOUT : ExecStream.STDERR, payload);
+    }
+
+    private boolean stopped() {
+        return hostFailure != null || capture.capExceeded();
+    }
+
+    private void keep(ExecStream stream, byte[] payload) {
+        if (payload.length == 0) {
+            return;
+        }
+        try {
+            if (!capture.offer(stream, payload)) {
+                attention.countDown();
             }
-            keep(ExecStream.STDOUT, stdout, payload);
-        } else if (type == StreamType.STDERR) {
-            keep(ExecStream.STDERR, stderr, payload);
+        } catch (OutOfMemoryError exhausted) {
+            hostFailure = exhausted;
+            attention.countDown();
         }
     }
 
     /**
      * Collects the preamble line from the front of stdout and returns what follows it. A first
-     * line that is not the wrapper's (the engine failed to start it and said why) is output.
+     * line that is not the wrapper's (longer than a preamble, or another text) is the engine's.
      */
     private byte[] takePreamble(byte[] payload) {
         for (int i = 0; i < payload.length; i++) {
-            if (payload[i] == '\n' || preamble.size() + i >= GuestScripts.MAX_PREAMBLE_BYTES) {
-                boolean lineEnded = payload[i] == '\n';
-                preambleDone = true;
-                if (lineEnded) {
-                    byte[] line = concat(preamble.toByteArray(), Arrays.copyOfRange(payload, 0, i));
-                    if (parseGroup(new String(line, StandardCharsets.US_ASCII))) {
-                        preamble.reset();
+            if (payload[i] == '\n' || firstLine.size() + i >= GuestScripts.MAX_PREAMBLE_BYTES) {
+                preambleDecided = true;
+                if (payload[i] == '\n') {
+                    firstLine.write(payload, 0, i);
+                    if (parsePreamble(new String(firstLine.toByteArray(), StandardCharsets.US_ASCII))) {
                         return Arrays.copyOfRange(payload, i + 1, payload.length);
                     }
+                    firstLine.write('\n');
+                    keepEngineText(firstLine.toByteArray());
+                    return Arrays.copyOfRange(payload, i + 1, payload.length);
                 }
-                byte[] all = concat(preamble.toByteArray(), payload);
-                preamble.reset();
-                return all;
+                keepEngineText(firstLine.toByteArray());
+                return payload;
             }
         }
-        preamble.writeBytes(payload);
+        firstLine.writeBytes(payload);
         return new byte[0];
     }
 
-    private boolean parseGroup(String line) {
+    /** {@code sandbox4j-exec PID WORD}, exactly; anything else is not the wrapper's. */
+    private boolean parsePreamble(String line) {
         if (!line.startsWith(GuestScripts.PREAMBLE)) {
             return false;
         }
-        try {
-            group = Long.parseLong(line.substring(GuestScripts.PREAMBLE.length()).strip());
-            return true;
-        } catch (NumberFormatException notOurs) {
+        String[] parts = line.substring(GuestScripts.PREAMBLE.length()).split(" ", -1);
+        if (parts.length != 2 || parts[0].isEmpty() || !parts[0].chars().allMatch(Character::isDigit)) {
             return false;
         }
+        Optional<GuestScripts.Setup> said = GuestScripts.Setup.of(parts[1]);
+        if (said.isEmpty()) {
+            return false;
+        }
+        try {
+            group = Long.parseLong(parts[0]);
+        } catch (NumberFormatException tooLong) {
+            return false;
+        }
+        setup = said;
+        return true;
     }
 
-    private static byte[] concat(byte[] first, byte[] second) {
-        byte[] joined = Arrays.copyOf(first, first.length + second.length);
-        System.arraycopy(second, 0, joined, first.length, second.length);
-        return joined;
+    private void keepEngineText(byte[] text) {
+        engineText.write(text, 0, Math.min(text.length, MAX_ENGINE_TEXT_BYTES - engineText.size()));
     }
 
-    private void keep(ExecStream stream, ByteArrayOutputStream into, byte[] payload) {
-        if (payload.length == 0) {
-            return;
-        }
-        long room = cap - kept;
-        int taken = (int) Math.min(room, payload.length);
-        if (taken > 0) {
-            byte[] chunk = taken == payload.length ? payload : Arrays.copyOf(payload, taken);
-            into.writeBytes(chunk);
-            kept += taken;
-            listener.ifPresent(receiver -> receiver.onOutput(stream, chunk));
-        }
-        if (taken < payload.length) {
-            capExceeded.countDown();
-            attention.countDown();
+    /** Ends the preamble a wrapper never finished: a partial first line is the engine's text. */
+    synchronized void finish() {
+        if (!preambleDecided) {
+            preambleDecided = true;
+            keepEngineText(firstLine.toByteArray());
         }
     }
 
-    /** The preamble a wrapper never finished (an exec that printed a partial line and ended) is output. */
-    synchronized void flushPreamble() {
-        if (!preambleDone && preamble.size() > 0) {
-            preambleDone = true;
-            byte[] collected = preamble.toByteArray();
-            preamble.reset();
-            keep(ExecStream.STDOUT, stdout, collected);
-        }
+    /**
+     * What the wrapper said it did; empty for a wrapped exec whose wrapper never ran (the engine
+     * said why in {@link #engineText}).
+     */
+    Optional<GuestScripts.Setup> setup() {
+        return setup;
+    }
+
+    /** What the engine wrote in place of the wrapper's preamble, and any stderr, for a message. */
+    synchronized String engineText() {
+        String said = new String(engineText.toByteArray(), StandardCharsets.UTF_8);
+        String stderr = new String(capture.stderr(), StandardCharsets.UTF_8);
+        return (said + " " + stderr).strip();
     }
 
     /** The exec's process group (the wrapper's pid), when its preamble arrived. */
@@ -156,8 +187,17 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         return known > 0 ? OptionalLong.of(known) : OptionalLong.empty();
     }
 
-    boolean capExceeded() {
-        return capExceeded.getCount() == 0;
+    /**
+     * Why the output must not be returned: the cap was exceeded, or the host could not hold it.
+     *
+     * @param ended how the backend ended the command
+     */
+    Optional<RuntimeException> refusal(String shellLine, String ended) {
+        Throwable exhausted = hostFailure;
+        if (exhausted != null) {
+            return Optional.of(ExecRefusals.hostCouldNotHold(shellLine, exhausted));
+        }
+        return capture.refusal(shellLine, ended);
     }
 
     /**
@@ -169,17 +209,17 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     boolean awaitEndOrCap(long nanos) throws InterruptedException {
         boolean happened = attention.await(nanos, TimeUnit.NANOSECONDS);
         Throwable failed = failure;
-        if (failed != null && !capExceeded()) {
+        if (failed != null && !stopped()) {
             throw failed instanceof RuntimeException runtime ? runtime : new IllegalStateException(failed);
         }
         return happened;
     }
 
-    synchronized byte[] stdout() {
-        return stdout.toByteArray();
+    byte[] stdout() {
+        return capture.stdout();
     }
 
-    synchronized byte[] stderr() {
-        return stderr.toByteArray();
+    byte[] stderr() {
+        return capture.stderr();
     }
 }

@@ -2,44 +2,86 @@ package org.sandbox4j.docker;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The fixed {@code sh} scripts the backend runs in a container. Every variable part reaches them
  * as a positional parameter, never as shell text.
  *
- * <p>Each exec is wrapped: the wrapper prints its own pid on the first line of stdout (the engine
- * starts every exec as a session and process-group leader, so that pid names the exec's group),
- * takes its stdin from a file the backend uploaded (the hijacked attach stream cannot be
- * half-closed, so a command would never see end of input) or from {@code /dev/null}, changes to
- * the working directory, and {@code exec}s the command. Every process the command starts
- * inherits {@value #EXEC_MARKER}, so a second exec can find and kill the whole tree, even children
- * that left the group with {@code setsid}.
+ * <p>Each exec is wrapped: the wrapper takes its stdin from a file the backend uploaded (the
+ * hijacked attach stream cannot be half-closed, so a command would never see end of input) or from
+ * {@code /dev/null}, changes to the working directory, prints one preamble line on stdout (its
+ * own pid, which names the exec's process group, since the engine starts every exec as a session
+ * and process-group leader, and whether it set the command up: a {@link Setup} word), and only when
+ * it did {@code exec}s the command. The preamble comes before the command runs, so nothing the
+ * command prints or exits with can pass for it: a missing working directory is told from a command
+ * that itself exits 125, and no preamble at all means the engine never started the wrapper. Every
+ * process the command starts inherits {@value #EXEC_MARKER}, so a second exec can find and kill
+ * the whole tree, even children that left the group with {@code setsid}.
  */
 final class GuestScripts {
 
     /** The variable that marks every process of one exec. */
     static final String EXEC_MARKER = "SANDBOX4J_EXEC";
-    /** The first line of an exec's stdout: this, a space, the wrapper's pid, a newline. */
+    /** The first line of an exec's stdout: this, the wrapper's pid, a space, a {@link Setup} word, a newline. */
     static final String PREAMBLE = "sandbox4j-exec ";
     /** How many bytes of stdout may hold the preamble; beyond it, there is none. */
     static final int MAX_PREAMBLE_BYTES = 64;
     /** Where the wrapper finds an exec's stdin: a file of this name, then the token, in the work area. */
     static final String STDIN_PREFIX = ".sandbox4j-stdin-";
-    /** The wrapper's exit code when it cannot set up the command (stdin, working directory). */
+    /** The wrapper's exit code when it did not set the command up; the preamble, not this, says why. */
     static final int EXIT_SETUP_FAILED = 125;
     /** Rounds the kill script repeats before it reports survivors (a process may fork mid-scan). */
     static final int KILL_ROUNDS = 50;
 
+    /** What the wrapper says on its preamble line: it started the command, or why it did not. */
+    enum Setup {
+        /** The command was {@code exec}ed: what follows is its own output and exit. */
+        READY("ready"),
+        /** The working directory does not exist (nor does one of its parents, or it is a dangling link). */
+        NO_DIRECTORY("no-directory"),
+        /** The working directory is a file, or anything but a directory. */
+        NOT_A_DIRECTORY("not-a-directory"),
+        /** The working directory is a directory the guest may not enter. */
+        CANNOT_ENTER("cannot-enter"),
+        /** The stdin file the backend uploaded was not there. */
+        NO_STDIN("no-stdin");
+
+        final String word;
+
+        Setup(String word) {
+            this.word = word;
+        }
+
+        static Optional<Setup> of(String word) {
+            for (Setup setup : values()) {
+                if (setup.word.equals(word)) {
+                    return Optional.of(setup);
+                }
+            }
+            return Optional.empty();
+        }
+    }
+
     static final String WRAPPER = String.join("\n",
             "area=$1; token=$2; wd=$3; input=$4; shift 4",
-            "printf '" + PREAMBLE + "%s\\n' \"$$\"",
+            "say() { printf '" + PREAMBLE + "%s %s\\n' \"$$\" \"$1\"; }",
             "if [ \"$input\" = 1 ]; then",
-            "  exec 0<\"$area/" + STDIN_PREFIX + "$token\" || exit " + EXIT_SETUP_FAILED,
+            // A failed redirection of exec ends sh at once, before it could say why: look first.
+            "  [ -f \"$area/" + STDIN_PREFIX + "$token\" ] || { say " + Setup.NO_STDIN.word + "; exit "
+                    + EXIT_SETUP_FAILED + "; }",
+            "  exec 0<\"$area/" + STDIN_PREFIX + "$token\"",
             "  rm -f -- \"$area/" + STDIN_PREFIX + "$token\"",
             "else",
             "  exec 0</dev/null",
             "fi",
-            "cd -- \"$wd\" || exit " + EXIT_SETUP_FAILED,
+            "if ! cd -- \"$wd\" 2>/dev/null; then",
+            "  if [ -d \"$wd\" ]; then say " + Setup.CANNOT_ENTER.word,
+            "  elif [ -e \"$wd\" ]; then say " + Setup.NOT_A_DIRECTORY.word,
+            "  else say " + Setup.NO_DIRECTORY.word + "; fi",
+            "  exit " + EXIT_SETUP_FAILED,
+            "fi",
+            "say " + Setup.READY.word,
             "exec \"$@\"");
 
     /**
@@ -88,6 +130,11 @@ final class GuestScripts {
                 workingDirectory, stdin ? "1" : "0"));
         argv.addAll(command);
         return argv;
+    }
+
+    /** The argv that exits 0 when anything, a dangling link too, is at {@code path}. */
+    static List<String> anythingAt(String path) {
+        return List.of("sh", "-c", "[ -e \"$1\" ] || [ -L \"$1\" ]", "sandbox4j-look", path);
     }
 
     /** The argv of the kill script for one exec. */

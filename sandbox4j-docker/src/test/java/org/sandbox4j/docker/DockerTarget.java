@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.egress.HostResolver;
@@ -50,6 +51,28 @@ final class DockerTarget implements ConformanceTarget, AutoCloseable {
             this.egressRoot = Files.createTempDirectory("s4jd");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Each engine and runtime the backend is tested on, with the TCK target that reaches it. */
+    enum Engine {
+        DOCKER_RUNC(() -> DockerTarget.dockerWith("runc")),
+        DOCKER_RUNSC(() -> DockerTarget.dockerWith("runsc")),
+        PODMAN_RUNC(DockerTarget::podman);
+
+        private final Supplier<DockerTarget> target;
+
+        Engine(Supplier<DockerTarget> target) {
+            this.target = target;
+        }
+
+        /**
+         * A new target on this engine; close it.
+         *
+         * @throws AssertionError the engine is not provisioned (the reason says why)
+         */
+        DockerTarget target() {
+            return target.get();
         }
     }
 

@@ -1,29 +1,34 @@
 package org.sandbox4j.docker;
 
 /**
- * Where the engines the tests use are: {@code scripts/test.sh} starts them and exports their
- * sockets and the test image. A test that finds one missing fails with the reason (provisioning
- * is part of the build), never skips.
+ * Where the engines the tests use are: {@code scripts/test.sh} starts them (dockerd with runtimes
+ * runc and runsc, and Podman's API service) and exports their sockets and the test image. A test
+ * that finds one missing fails with the reason (provisioning is part of the build), never skips.
+ *
+ * <p>The one fixture of every module's Docker tests: {@code sandbox4j-cli}'s tests take it from
+ * this module's test jar.
  */
-final class TestEngines {
+public final class TestEngines {
 
-    static final String DOCKER_HOST = "SANDBOX4J_DOCKER_HOST";
-    static final String PODMAN_HOST = "SANDBOX4J_PODMAN_HOST";
-    static final String IMAGE = "SANDBOX4J_TEST_IMAGE";
-    static final String PROBLEM = "SANDBOX4J_ENGINES_PROBLEM";
+    public static final String DOCKER_HOST = "SANDBOX4J_DOCKER_HOST";
+    public static final String PODMAN_HOST = "SANDBOX4J_PODMAN_HOST";
+    public static final String IMAGE = "SANDBOX4J_TEST_IMAGE";
+    public static final String PROBLEM = "SANDBOX4J_ENGINES_PROBLEM";
 
     private TestEngines() {
     }
 
-    static String dockerHost() {
+    /** dockerd's endpoint (runtimes runc and runsc). */
+    public static String dockerHost() {
         return required(DOCKER_HOST, "dockerd");
     }
 
-    static String podmanHost() {
+    public static String podmanHost() {
         return required(PODMAN_HOST, "Podman's API service");
     }
 
-    static String image() {
+    /** The image every test container runs, in both engines. */
+    public static String image() {
         return required(IMAGE, "the test image");
     }
 

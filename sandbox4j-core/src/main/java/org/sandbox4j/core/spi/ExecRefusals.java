@@ -17,6 +17,9 @@ import org.sandbox4j.core.SandboxTimeoutException;
  */
 public final class ExecRefusals {
 
+    /** How a backend that kills a command's whole tree says so, in the {@code ended} of the refusals. */
+    public static final String KILLED_WITH_EVERY_PROCESS = "was killed with every process it started";
+
     private ExecRefusals() {
     }
 

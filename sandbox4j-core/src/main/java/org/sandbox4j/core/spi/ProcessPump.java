@@ -21,7 +21,7 @@ public final class ProcessPump {
     private static final System.Logger LOG = System.getLogger(ProcessPump.class.getName());
     /** How long the streams may take to close after a kill before the pump stops waiting for them. */
     private static final Duration DRAIN_GRACE = Duration.ofSeconds(5);
-    private static final String KILLED = "was killed with every process it started";
+    private static final String KILLED = ExecRefusals.KILLED_WITH_EVERY_PROCESS;
 
     /** How a backend kills everything a command started (a PID namespace, a process group). */
     @FunctionalInterface

@@ -4,39 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestFactory;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.testkit.tck.Conformance;
-import org.sandbox4j.testkit.tck.Suites;
 
 /**
- * The whole TCK against a real {@link DockerBackend}: Docker with gVisor's runsc
- * (hardened_container), every probe as it stands.
+ * What only gVisor's runsc gives, beyond the TCK ({@link DockerConformanceTest} runs that on every
+ * engine): its rung, and its own hold on the guest's process count.
  */
-class DockerRunscConformanceTest {
-
-    private static DockerTarget target;
-
-    @AfterAll
-    static void cleanUp() {
-        if (target != null) {
-            target.close();
-        }
-    }
-
-    @TestFactory
-    Stream<DynamicNode> everySuiteTheBackendDeclares() {
-        target = DockerTarget.dockerWith("runsc");
-        return Conformance.declaredTests(target, Suites.all());
-    }
+class DockerRunscTest {
 
     @Test
     void theRungIsHardenedContainer() {
