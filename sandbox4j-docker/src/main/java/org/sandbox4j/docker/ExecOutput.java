@@ -12,7 +12,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.spi.ExecCapture;
-import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * Receives one exec's frames: takes the wrapper's preamble (its pid, which names the exec's
@@ -34,8 +33,6 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     private boolean preambleDecided;
     private volatile Optional<GuestScripts.Setup> setup = Optional.empty();
     private volatile long group = -1;
-    /** The host ran out of heap while keeping a frame. */
-    private volatile Throwable hostFailure;
 
     /**
      * Counted down when the stream ends, fails, or passes the cap. docker-java's own
@@ -90,19 +87,14 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     }
 
     private boolean stopped() {
-        return hostFailure != null || capture.capExceeded();
+        return capture.stopped();
     }
 
     private void keep(ExecStream stream, byte[] payload) {
         if (payload.length == 0) {
             return;
         }
-        try {
-            if (!capture.offer(stream, payload)) {
-                attention.countDown();
-            }
-        } catch (OutOfMemoryError exhausted) {
-            hostFailure = exhausted;
+        if (!capture.offer(stream, payload)) {
             attention.countDown();
         }
     }
@@ -193,10 +185,6 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
      * @param ended how the backend ended the command
      */
     Optional<RuntimeException> refusal(String shellLine, String ended) {
-        Throwable exhausted = hostFailure;
-        if (exhausted != null) {
-            return Optional.of(ExecRefusals.hostCouldNotHold(shellLine, exhausted));
-        }
         return capture.refusal(shellLine, ended);
     }
 

@@ -45,22 +45,29 @@ public final class ExecCapture {
      * Keeps as much of {@code chunk[offset, offset + length)} as the shared cap still allows and
      * hands that to the listener.
      *
-     * @return whether all of it fit; {@code false} marks the cap exceeded (stop the command)
+     * @return whether all of it fit; {@code false} marks the cap exceeded or the host's memory
+     *         exhausted (stop the command)
      */
     public boolean offer(ExecStream stream, byte[] chunk, int offset, int length) {
         byte[] taken;
-        synchronized (this) {
-            long room = cap - kept;
-            int accepted = (int) Math.min(room, length);
-            if (accepted < length) {
-                capExceeded = true;
+        try {
+            synchronized (this) {
+                long room = cap - kept;
+                int accepted = (int) Math.min(room, length);
+                if (accepted < length) {
+                    capExceeded = true;
+                }
+                if (accepted <= 0) {
+                    return accepted == length;
+                }
+                taken = Arrays.copyOfRange(chunk, offset, offset + accepted);
+                (stream == ExecStream.STDOUT ? stdout : stderr).writeBytes(taken);
+                kept += accepted;
             }
-            if (accepted <= 0) {
-                return accepted == length;
-            }
-            taken = Arrays.copyOfRange(chunk, offset, offset + accepted);
-            (stream == ExecStream.STDOUT ? stdout : stderr).writeBytes(taken);
-            kept += accepted;
+        } catch (OutOfMemoryError exhausted) {
+            // Keeping more was impossible: the command must be stopped, and nothing returned as whole.
+            hostFailure = exhausted;
+            return false;
         }
         deliver(stream, taken);
         return taken.length == length;
@@ -93,6 +100,11 @@ public final class ExecCapture {
             hostFailure = e;
             stop.run();
         }
+    }
+
+    /** Whether nothing more is kept: the cap was exceeded or the host could not hold what came. */
+    public boolean stopped() {
+        return hostFailure != null || capExceeded();
     }
 
     /** Whether the command wrote more than the cap (stdout and stderr together). */
