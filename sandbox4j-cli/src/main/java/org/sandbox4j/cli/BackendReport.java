@@ -15,7 +15,7 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.docker.DockerBackend;
 import org.sandbox4j.docker.DockerLimits;
 import org.sandbox4j.docker.SandboxEngineUnreachable;
-import org.sandbox4j.docker.SandboxImageMissing;
+import org.sandbox4j.core.SandboxImageNotUsable;
 import org.sandbox4j.docker.SandboxRuntimeMissing;
 import org.sandbox4j.local.BubblewrapBackend;
 import org.sandbox4j.local.ProcessBackend;
@@ -149,7 +149,7 @@ record BackendReport(KnownBackend backend, Optional<Isolation> rung, boolean usa
             fixes.add(absent.getMessage());
             return new BackendReport(known, Optional.empty(), false, Optional.empty(), Optional.empty(),
                     Optional.empty(), missing, fixes, List.of(), configured);
-        } catch (SandboxImageMissing absent) {
+        } catch (SandboxImageNotUsable absent) {
             missing.add("the image '" + docker.image().get() + "' in the engine");
             fixes.add(absent.getMessage());
             return new BackendReport(known, Optional.empty(), false, Optional.empty(), Optional.empty(),

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Optional;
 
 import org.sandbox4j.docker.DockerBackend;
+import org.sandbox4j.core.SandboxImageNotUsable;
 
 /**
  * What the docker backend is built from: the engine, the image and the runtime. Its rung is not
@@ -44,7 +45,7 @@ record DockerSettings(String host, Optional<String> image, String runtime) {
      * @throws CliFailure                a usage failure when no image is configured or the host is not a URI
      * @throws org.sandbox4j.docker.SandboxEngineUnreachable the engine does not answer
      * @throws org.sandbox4j.docker.SandboxRuntimeMissing    the engine lacks the runtime
-     * @throws org.sandbox4j.docker.SandboxImageMissing      the image is not in the engine
+     * @throws org.sandbox4j.core.SandboxImageNotUsable      the image is not in the engine
      */
     DockerBackend build(Optional<Path> stateDir, Duration callTimeout) {
         String reference = image.orElseThrow(() -> CliFailure.usage("backend 'docker' needs an image: " + IMAGE_FIX));

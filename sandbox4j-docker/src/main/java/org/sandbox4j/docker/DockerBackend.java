@@ -58,6 +58,7 @@ import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.egress.GuestBridge;
 import org.sandbox4j.egress.GuestProxyEnvironment;
 import org.sandbox4j.core.spi.GuestEnvironment;
+import org.sandbox4j.core.SandboxImageNotUsable;
 
 /**
  * Runs each sandbox in a container of a Docker Engine API endpoint: Docker itself, or Podman's
@@ -733,7 +734,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             pull(reference);
             id = imageIdOf(reference);
         }
-        String resolved = id.orElseThrow(() -> new SandboxImageMissing("backend '" + name + "': the image '" + reference
+        String resolved = id.orElseThrow(() -> new SandboxImageNotUsable("backend '" + name + "': the image '" + reference
                 + "' is not in the engine at " + engine.host() + "; build or load it there (docker build -t "
                 + reference + " DIR, docker load -i IMAGE.tar, or docker import ROOTFS.tar " + reference
                 + "; the same with podman), or allow pulling with pullPolicy(PullPolicy.IF_MISSING)"));
@@ -756,7 +757,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         try {
             if (!engine.streams().pullImageCmd(reference).exec(new PullImageResultCallback())
                     .awaitCompletion(pullTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new SandboxImageMissing("backend '" + name + "': pulling '" + reference + "' took longer than "
+                throw new SandboxImageNotUsable("backend '" + name + "': pulling '" + reference + "' took longer than "
                         + pullTimeout + "; pull it ahead of time or raise pullTimeout");
             }
         } catch (InterruptedException interrupted) {
@@ -766,7 +767,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             if (failure instanceof SandboxException known) {
                 throw known;
             }
-            throw new SandboxImageMissing("backend '" + name + "' could not pull '" + reference + "': "
+            throw new SandboxImageNotUsable("backend '" + name + "' could not pull '" + reference + "': "
                     + Engine.detail(failure) + "; check the name and the engine's registry access, or load the "
                     + "image into the engine yourself", failure);
         }
@@ -1006,7 +1007,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
          *
          * @throws SandboxEngineUnreachable the engine does not answer
          * @throws SandboxRuntimeMissing    the runtime is not registered, or its rung unknown
-         * @throws SandboxImageMissing      the image is not there and may not be pulled
+         * @throws SandboxImageNotUsable      the image is not there and may not be pulled
          */
         public DockerBackend build() {
             if (image == null) {

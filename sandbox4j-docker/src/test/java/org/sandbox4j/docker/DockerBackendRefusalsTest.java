@@ -10,6 +10,7 @@ import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.SandboxImageNotUsable;
 
 /** Clear errors for what the backend cannot use, each naming the fix. */
 class DockerBackendRefusalsTest {
@@ -27,7 +28,7 @@ class DockerBackendRefusalsTest {
     void aMissingImageSaysHowToBuildOrLoadIt() {
         assertThatThrownBy(() -> DockerBackend.builder().host(TestEngines.dockerHost())
                 .image("localhost/sandbox4j-no-such-image:1").build())
-                .isInstanceOf(SandboxImageMissing.class)
+                .isInstanceOf(SandboxImageNotUsable.class)
                 .hasMessageContaining("'localhost/sandbox4j-no-such-image:1' is not in the engine")
                 .hasMessageContaining("docker import")
                 .hasMessageContaining("pullPolicy(PullPolicy.IF_MISSING)");

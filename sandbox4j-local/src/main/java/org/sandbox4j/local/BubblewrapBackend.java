@@ -33,6 +33,7 @@ import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.core.spi.GuestEnvironment;
+import org.sandbox4j.core.SandboxImageNotUsable;
 
 /**
  * Runs each sandbox in Linux namespaces through the {@code bwrap} binary (bubblewrap): no daemon,

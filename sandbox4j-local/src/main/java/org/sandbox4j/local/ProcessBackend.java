@@ -26,6 +26,7 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.GuestEnvironment;
+import org.sandbox4j.core.SandboxImageNotUsable;
 
 /**
  * The honest fallback for hosts without namespaces (macOS, locked-down containers, hosts without

@@ -19,6 +19,7 @@ import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.SandboxImageNotUsable;
 
 /**
  * What the backend says when the host or the spec is wrong: each refusal has its type and a

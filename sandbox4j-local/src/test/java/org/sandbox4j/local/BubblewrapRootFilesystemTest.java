@@ -19,6 +19,7 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.SandboxImageNotUsable;
 
 /**
  * A root file system the host names replaces the host's /usr: a tiny one holding only a shell (dash
