@@ -171,11 +171,14 @@ public final class AcaBackend implements SandboxBackend {
             if (known != null) {
                 Optional<AcaSandbox> warm = warm(slot, known, spec, egressPolicy);
                 if (warm.isPresent()) {
+                    warm.get().makeWorkDir(spec.workDir());
                     return warm.get().limitedTo(spec);
                 }
             }
+            AcaSandbox created = create(slot, spec, labels, egressPolicy);
+            created.makeWorkDir(spec.workDir());
             // Every write and read through the handle is held to the spec's per-file caps.
-            return create(slot, spec, labels, egressPolicy).limitedTo(spec);
+            return created.limitedTo(spec);
         });
     }
 

@@ -15,6 +15,9 @@ import org.sandbox4j.core.spi.PosixShell;
  * streams as JSON text (not bytes), takes no stdin and kills nothing on a client timeout. The
  * wrapper (a fixed script, its inputs passed as quoted positional parameters):
  * <ul>
+ *   <li>enters the working directory itself (the service is asked to start it in {@code /}), so
+ *       a missing one and a file are told apart and reported on its first line, before any
+ *       command ran, in words no command can print first ({@link #WORKDIR});</li>
  *   <li>runs the command line in its own {@code sh -c}, under {@code timeout -s KILL}, which
  *       makes its own process group and kills the whole group when the caller's bound expires;</li>
  *   <li>records the command's exit status from a shell of its own that waits for the command, so
@@ -30,7 +33,8 @@ import org.sandbox4j.core.spi.PosixShell;
  *   <li>prints both streams base64-encoded between markers, then the exit code, so every byte
  *       survives the JSON text.</li>
  * </ul>
- * The caller's environment is exported before the wrapper runs; the host's never is.
+ * The caller's environment is exported only for the command, after the wrapper found its own
+ * tools; the host's never is.
  */
 final class AcaExecScript {
 
@@ -41,6 +45,14 @@ final class AcaExecScript {
     static final String MISSING = "@@sandbox4j-missing@@";
     /** Printed before the exit line when the command did not finish by itself: its group was killed. */
     static final String KILLED = "@@sandbox4j-killed@@";
+    /**
+     * The wrapper's first line when it could not enter the working directory, then why: nothing ran.
+     * No command can print it first: the command's output is kept in files until it has ended.
+     */
+    static final String WORKDIR = "@@sandbox4j-workdir@@";
+    static final String WORKDIR_MISSING = "missing";
+    static final String WORKDIR_NOT_A_DIRECTORY = "not-a-directory";
+    static final String WORKDIR_UNENTERABLE = "unenterable";
     /** What the wrapper needs in the guest besides a POSIX sh. */
     static final List<String> REQUIRED_COMMANDS = List.of("timeout", "base64", "mktemp", "wc", "sleep", "rm");
 
@@ -57,21 +69,31 @@ final class AcaExecScript {
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     /*
-     * Variables: t timeout, cap output cap, i stdin file, l command line, k call key; o, e the output files; r the
+     * Variables: t timeout, cap output cap, i stdin file, l command line, k call key, wd working directory, ev the
+     * caller's environment as export statements, s the sh the command runs in; o, e the output files; r the
      * status record; p the group (timeout's pid); x 1 when the cap was hit; w timeout's own exit; c the command's
      * recorded status; d 1 when there is none (the group was killed before the command finished).
      */
     private static final String SCRIPT = String.join("\n",
-            "t=$1; cap=$2; i=$3; l=$4; k=$5",
+            "t=$1; cap=$2; i=$3; l=$4; k=$5; wd=$6; ev=$7",
             "for c in " + String.join(" ", REQUIRED_COMMANDS) + "; do",
             "  command -v \"$c\" >/dev/null 2>&1 || { printf '" + MISSING + " %s\\n' \"$c\"; exit 127; }",
             "done",
+            "if ! cd -- \"$wd\" 2>/dev/null; then",
+            "  if [ -d \"$wd\" ]; then wd=" + WORKDIR_UNENTERABLE + "; elif [ -e \"$wd\" ]; then wd=" + WORKDIR_NOT_A_DIRECTORY
+                    + "; else wd=" + WORKDIR_MISSING + "; fi",
+            "  [ \"$i\" = '' ] || rm -f -- \"$i\"",
+            "  printf '" + WORKDIR + " %s\\n' \"$wd\"; exit 125",
+            "fi",
+            // The caller's environment ($7, export statements) is set only where the command runs, after the wrapper
+            // found its tools: the caller's PATH is the command's, never the wrapper's.
+            "s=$(command -v sh) || exit 125",
             "o=$(mktemp) || exit 125",
             "e=$(mktemp) || { rm -f -- \"$o\"; exit 125; }",
             "r=$(mktemp) || { rm -f -- \"$o\" \"$e\"; exit 125; }",
             "[ -n \"$i\" ] || i=/dev/null",
-            CALL_VARIABLE + "=\"$k\" timeout -s KILL \"$t\" sh -c 'sh -c \"$1\"; printf %s \"$?\" >\"$2\"' "
-                    + "sandbox4j-run \"$l\" \"$r\" <\"$i\" >\"$o\" 2>\"$e\" &",
+            CALL_VARIABLE + "=\"$k\" timeout -s KILL \"$t\" \"$s\" -c 'eval \"$3\" && \"$4\" -c \"$1\"; printf %s \"$?\" >\"$2\"' "
+                    + "sandbox4j-run \"$l\" \"$r\" \"$ev\" \"$s\" <\"$i\" >\"$o\" 2>\"$e\" &",
             "p=$!",
             "x=0",
             "while kill -0 \"$p\" 2>/dev/null; do",
@@ -107,33 +129,33 @@ final class AcaExecScript {
     }
 
     /** The one shell line sent to {@code executeShellCommand}. */
-    static String line(String commandLine, Map<String, String> environment, Duration timeout, long outputCap,
-            Optional<String> stdinPath) {
+    static String line(String commandLine, String workingDirectory, Map<String, String> environment, Duration timeout,
+            long outputCap, Optional<String> stdinPath) {
         byte[] key = new byte[CALL_KEY_BYTES];
         RANDOM.nextBytes(key);
-        return line(commandLine, environment, timeout, outputCap, stdinPath, "k" + java.util.HexFormat.of()
-                .formatHex(key));
+        return line(commandLine, workingDirectory, environment, timeout, outputCap, stdinPath, "k"
+                + java.util.HexFormat.of().formatHex(key));
     }
 
     /** The one shell line, with the call's {@link #CALL_VARIABLE} key given. */
-    static String line(String commandLine, Map<String, String> environment, Duration timeout, long outputCap,
-            Optional<String> stdinPath, String callKey) {
+    static String line(String commandLine, String workingDirectory, Map<String, String> environment, Duration timeout,
+            long outputCap, Optional<String> stdinPath, String callKey) {
         if (!callKey.matches("[A-Za-z0-9]+")) {
             throw new IllegalArgumentException("a call key is letters and digits");
         }
-        StringBuilder line = new StringBuilder();
+        StringBuilder exports = new StringBuilder();
         for (Map.Entry<String, String> variable : environment.entrySet()) {
             if (!variable.getKey().matches("[A-Za-z_][A-Za-z0-9_]*")) {
                 throw new IllegalArgumentException("the environment variable name '" + variable.getKey() + "' cannot "
                         + "be exported by a POSIX shell; use letters, digits and '_'");
             }
-            line.append("export ").append(variable.getKey()).append('=').append(PosixShell.quote(variable.getValue()))
+            exports.append("export ").append(variable.getKey()).append('=').append(PosixShell.quote(variable.getValue()))
                     .append("; ");
         }
         List<String> words = new ArrayList<>(List.of("sh", "-c", SCRIPT, "sandbox4j-exec", seconds(timeout),
-                Long.toString(outputCap), stdinPath.orElse(""), commandLine, callKey));
-        line.append("exec ").append(PosixShell.join(words));
-        return line.toString();
+                Long.toString(outputCap), stdinPath.orElse(""), commandLine, callKey, workingDirectory,
+                exports.toString()));
+        return "exec " + PosixShell.join(words);
     }
 
     /** {@code timeout}'s duration: seconds with millisecond precision. */
@@ -143,7 +165,11 @@ final class AcaExecScript {
     }
 
     /** What the wrapper printed. */
-    sealed interface Outcome permits Finished, Capped, Missing, Unreadable {
+    sealed interface Outcome permits Finished, Capped, Missing, WorkingDirectory, Unreadable {
+    }
+
+    /** The wrapper could not enter the working directory ({@code why}: one of the {@code WORKDIR_} words); nothing ran. */
+    record WorkingDirectory(String why) implements Outcome {
     }
 
     /**
@@ -167,6 +193,9 @@ final class AcaExecScript {
         String[] lines = printed.split("\n", -1);
         if (lines.length > 0 && lines[0].startsWith(MISSING + " ")) {
             return new Missing(lines[0].substring(MISSING.length() + 1).strip());
+        }
+        if (lines.length > 0 && lines[0].startsWith(WORKDIR + " ")) {
+            return new WorkingDirectory(lines[0].substring(WORKDIR.length() + 1).strip());
         }
         if (lines.length > 0 && lines[0].equals(CAPPED)) {
             return new Capped();

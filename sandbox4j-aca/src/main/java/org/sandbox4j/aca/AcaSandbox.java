@@ -26,13 +26,13 @@ import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
-import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxOutputSizeUnknown;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxTimeoutException;
+import org.sandbox4j.core.spi.ExecCapture;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.spi.ConfinedFiles;
 import org.sandbox4j.core.spi.FileRefusals;
@@ -58,6 +58,8 @@ final class AcaSandbox implements Sandbox {
     private static final SecureRandom RANDOM = new SecureRandom();
     /** An exit code at or above this is 128 + the signal that killed the command. */
     private static final int SIGNALLED = 128;
+    /** How the wrapper ends a timed-out or over-cap command. */
+    private static final String KILLED = "was killed with its process group";
     private static final System.Logger LOG = System.getLogger(AcaSandbox.class.getName());
 
     private final AcaBackend backend;
@@ -86,6 +88,21 @@ final class AcaSandbox implements Sandbox {
         return id;
     }
 
+    /**
+     * Makes the spec's work dir, so the first command of a conversation runs in it: the guest's own
+     * {@code mkdir -p}, at the guest user's authority (no path of the host's is involved).
+     */
+    void makeWorkDir(String workDir) {
+        ExecResult made = exec(Command.argv("mkdir", "-p", "--", workDir),
+                ExecOptions.in(ROOT, backend.config().readTimeout()));
+        if (made.exitCode() != 0) {
+            throw new SandboxException("backend '" + backend.name() + "' could not make the work dir "
+                    + GuestText.quote(workDir) + " in sandbox " + id + " (mkdir exited " + made.exitCode() + ": "
+                    + GuestText.quote(made.stderrText().strip()) + "); choose a work dir the image's user may "
+                    + "create, or dispose of the key and acquire again");
+        }
+    }
+
     // ---------------------------------------------------------------- exec
 
     @Override
@@ -99,25 +116,24 @@ final class AcaSandbox implements Sandbox {
             answer(resumingOnce(() -> client.write(id, path, options.stdin().get())), "upload the stdin of a command");
             stdinPath = Optional.of(path);
         }
-        String line = AcaExecScript.line(command.toShellLine(), options.environment(), options.timeout(),
-                options.outputCapBytes(), stdinPath);
+        String shellLine = command.toShellLine();
+        String line = AcaExecScript.line(shellLine, options.workingDirectory(), options.environment(),
+                options.timeout(), options.outputCapBytes(), stdinPath);
         AcaHttp.Response response;
         // When the command was last sent: a resume before a second send is not the command's time.
         long[] sent = {started};
         try {
             response = resumingOnce(() -> {
                 sent[0] = System.nanoTime();
-                return client.exec(id, line, options.workingDirectory(), options.timeout().plus(EXEC_GRACE),
+                // The wrapper enters the working directory itself, so it can say why it could not.
+                return client.exec(id, line, ROOT, options.timeout().plus(EXEC_GRACE),
                         answerBound(options.outputCapBytes()));
             });
         } catch (AcaHttp.AcaTimeout timedOut) {
             throw timeout(command, options);
         } catch (AcaHttp.AnswerTooLarge tooLarge) {
             // The wrapper refuses output over the cap itself; a bigger answer means the guest's tools did not obey it.
-            throw new SandboxExecOutputLimitExceeded("the answer to the command " + GuestText.quote(command
-                    .toShellLine()) + " was larger than its output cap of " + options.outputCapBytes() + " bytes allows "
-                    + "and was refused unread: raise the cap with ExecOptions.withOutputCap, or write large results "
-                    + "to a file and read that");
+            throw ExecRefusals.outputCapExceeded(shellLine, options.outputCapBytes(), "its answer was refused unread");
         }
         Duration elapsed = Duration.ofNanos(System.nanoTime() - sent[0]);
         if (response.status() == 504) {
@@ -126,7 +142,7 @@ final class AcaSandbox implements Sandbox {
                 LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': exec in " + id + " answered 504 after "
                         + elapsed.toMillis() + " ms: " + AcaHttp.bodyForLog(response));
                 throw new SandboxException("backend '" + backend.name() + "': the service ended the request for "
-                        + GuestText.quote(command.toShellLine()) + " after " + elapsed.toSeconds() + " s, before its "
+                        + GuestText.quote(shellLine) + " after " + elapsed.toSeconds() + " s, before its "
                         + "timeout of " + options.timeout().toSeconds() + " s (its own per-request cap); the command "
                         + "runs on until that timeout kills it: use a shorter timeout, or start long work in the "
                         + "background and poll for its result");
@@ -136,9 +152,9 @@ final class AcaSandbox implements Sandbox {
         if (response.status() == 400) {
             LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': exec in " + id + " refused: "
                     + AcaHttp.bodyForLog(response));
-            throw new SandboxException("backend '" + backend.name() + "': the service refused to run the command in "
-                    + GuestText.quote(options.workingDirectory()) + "; check that the working directory exists "
-                    + "(details in the log)");
+            throw new SandboxException("backend '" + backend.name() + "': the service refused to run "
+                    + GuestText.quote(shellLine) + " (400, details in the log); nothing ran: check the sandbox's "
+                    + "state with the service, or acquire a fresh one");
         }
         Map<String, Object> result = client.object(answer(response, "run a command"));
         Object code = result.get("exitCode");
@@ -146,8 +162,7 @@ final class AcaSandbox implements Sandbox {
         if (code instanceof BigDecimal number && number.intValue() >= SIGNALLED && stdout.isEmpty()
                 && backend.wasDisposedOf(id)) {
             // Killed before the wrapper printed anything, with its sandbox: not the wrapper failing to start.
-            throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + id + " was disposed of while "
-                    + GuestText.quote(command.toShellLine()) + " ran; acquire again for a fresh one");
+            throw disposedWhileRunning(shellLine);
         }
         if (code instanceof BigDecimal number && number.intValue() != 0 && stdout.isEmpty()) {
             throw new SandboxException("backend '" + backend.name() + "': the exec wrapper could not start (exit "
@@ -157,7 +172,10 @@ final class AcaSandbox implements Sandbox {
         }
         AcaExecScript.Outcome outcome = AcaExecScript.parse(stdout);
         if (outcome instanceof AcaExecScript.Capped) {
-            throw ExecRefusals.outputCapExceeded(command.toShellLine(), options.outputCapBytes(), "was killed");
+            throw ExecRefusals.outputCapExceeded(shellLine, options.outputCapBytes(), KILLED);
+        }
+        if (outcome instanceof AcaExecScript.WorkingDirectory refused) {
+            throw workingDirectoryRefusal(refused.why(), options.workingDirectory());
         }
         if (outcome instanceof AcaExecScript.Missing missing) {
             throw new SandboxException("backend '" + backend.name() + "': the image of sandbox " + id + " lacks '"
@@ -173,8 +191,7 @@ final class AcaSandbox implements Sandbox {
         AcaExecScript.Finished finished = (AcaExecScript.Finished) outcome;
         // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
         if (finished.exitCode() >= SIGNALLED && backend.wasDisposedOf(id)) {
-            throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + id + " was disposed of while "
-                    + GuestText.quote(command.toShellLine()) + " ran; acquire again for a fresh one");
+            throw disposedWhileRunning(shellLine);
         }
         // Decided from the wrapper's record (the command did not finish, its group was killed) and the clock, never
         // from the code: a command may exit 137 or 124 by itself. A group killed before the bound by something else
@@ -182,15 +199,34 @@ final class AcaSandbox implements Sandbox {
         if (finished.killed() && elapsed.compareTo(options.timeout()) >= 0) {
             throw timeout(command, options);
         }
-        options.listener().ifPresent(listener -> {
-            if (finished.stdout().length > 0) {
-                listener.onOutput(ExecStream.STDOUT, finished.stdout());
-            }
-            if (finished.stderr().length > 0) {
-                listener.onOutput(ExecStream.STDERR, finished.stderr());
-            }
-        });
-        return new ExecResult(finished.stdout(), finished.stderr(), finished.exitCode(), elapsed);
+        // The whole result arrives at once: it goes through the one capture (the cap, the listener) all the same.
+        ExecCapture capture = new ExecCapture(options, backend.name());
+        capture.offer(ExecStream.STDOUT, finished.stdout());
+        capture.offer(ExecStream.STDERR, finished.stderr());
+        Optional<RuntimeException> refused = capture.refusal(shellLine, KILLED);
+        if (refused.isPresent()) {
+            throw refused.get();
+        }
+        return new ExecResult(capture.stdout(), capture.stderr(), finished.exitCode(), elapsed);
+    }
+
+    private SandboxDisposed disposedWhileRunning(String shellLine) {
+        return new SandboxDisposed("backend '" + backend.name() + "': sandbox " + id + " was disposed of while "
+                + GuestText.quote(shellLine) + " ran; acquire again for a fresh one");
+    }
+
+    /** The wrapper's report that it could not enter the working directory: nothing ran. */
+    private SandboxException workingDirectoryRefusal(String why, String workingDirectory) {
+        switch (why) {
+            case AcaExecScript.WORKDIR_MISSING:
+                return ExecRefusals.workingDirectoryMissing(workingDirectory);
+            case AcaExecScript.WORKDIR_NOT_A_DIRECTORY:
+                return ExecRefusals.workingDirectoryNotADirectory(workingDirectory);
+            default:
+                return new SandboxFileException("the working directory " + GuestText.quote(workingDirectory)
+                        + " is a directory the sandbox's user may not enter, so nothing ran: give it search "
+                        + "permission (chmod u+x), or run in another");
+        }
     }
 
     /**
@@ -203,7 +239,7 @@ final class AcaSandbox implements Sandbox {
     }
 
     private static SandboxTimeoutException timeout(Command command, ExecOptions options) {
-        return ExecRefusals.timedOut(command.toShellLine(), options.timeout(), "was killed with its process group");
+        return ExecRefusals.timedOut(command.toShellLine(), options.timeout(), KILLED);
     }
 
     // ---------------------------------------------------------------- files

@@ -69,6 +69,8 @@ class AcaBackendStubTest {
                 return StubServer.Reply.json(202, "");
             case "POST lifecycle":
                 return StubServer.Reply.json(200, request.body());
+            case "POST executeShellCommand":
+                return StubServer.Reply.commandSucceeded();
             case "DELETE ":
                 states.remove(id);
                 return StubServer.Reply.json(202, "");

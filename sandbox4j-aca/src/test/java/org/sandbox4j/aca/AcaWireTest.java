@@ -112,6 +112,9 @@ class AcaWireTest {
             if (request.path().endsWith("/diskimages/public")) {
                 return StubServer.Reply.json(200, "[\"python\"]");
             }
+            if (request.path().endsWith("/executeShellCommand")) {
+                return StubServer.Reply.commandSucceeded();
+            }
             return StubServer.Reply.json(200, "{\"id\":\"sb1\",\"state\":\"Running\"}");
         })) {
             stub.backend().acquire(KEY, SandboxSpec.builder("a").image("python").egress(Egress.DENY_ALL).build());

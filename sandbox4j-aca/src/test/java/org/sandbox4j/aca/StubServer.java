@@ -25,6 +25,12 @@ final class StubServer implements AutoCloseable {
         static Reply json(int status, String body) {
             return new Reply(status, Map.of("Content-Type", "application/json"), body);
         }
+
+        /** What the exec wrapper prints for a command that printed nothing and exited 0 (acquire's mkdir). */
+        static Reply commandSucceeded() {
+            return json(200, "{\"exitCode\":0,\"stdout\":\"" + AcaExecScript.OUT + "\\n" + AcaExecScript.ERR
+                    + "\\n" + AcaExecScript.EXIT + " 0\\n\",\"stderr\":\"\"}");
+        }
     }
 
     final List<Request> requests = Collections.synchronizedList(new ArrayList<>());

@@ -171,7 +171,7 @@ public final class SbxBackend implements SandboxBackend {
         }
         String template = image.orElse(AGENT_IMAGE);
         String sandboxName = names.name(key, spec.kind());
-        return locks.withLock(sandboxName, () -> {
+        SbxSandbox sandbox = locks.withLock(sandboxName, () -> {
             checkHost();
             Path record = config.workspaceRoot().resolve(sandboxName);
             Optional<SbxListing> existing = cli.find(sandboxName);
@@ -190,6 +190,8 @@ public final class SbxBackend implements SandboxBackend {
             }
             return create(sandboxName, image, mountPoint, record, allowlist);
         });
+        sandbox.makeWorkDir(spec.workDir());
+        return sandbox;
     }
 
     private SbxSandbox warm(SbxListing listing, String template, String mountPoint,

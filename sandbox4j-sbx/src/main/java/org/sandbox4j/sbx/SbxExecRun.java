@@ -3,28 +3,28 @@ package org.sandbox4j.sbx;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.sandbox4j.core.spi.ErrorDetail;
-import org.sandbox4j.core.ExecListener;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecStream;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.ExecCapture;
+import org.sandbox4j.core.spi.ProcessPump;
 
 /**
- * One streamed {@code sbx exec} of the wrapper: feeds stdin, reads stdout and stderr concurrently
- * under one shared cap (nothing buffered past it), splits stderr at the wrapper's nonce line (what
- * comes before is {@code sbx}'s own, bounded separately), hands the command's chunks to the
- * listener, and stops waiting at the caller's deadline or when the cap is exceeded. It kills
- * nothing: the backend kills the guest's process group first, then the client.
+ * One streamed {@code sbx exec} of the wrapper: feeds stdin ({@link ProcessPump#feed}), reads
+ * stdout and stderr concurrently into one {@link ExecCapture} (the shared cap and the listener),
+ * and stops waiting at the caller's deadline or when the capture stops the command. The sbx part
+ * is stderr's split at the wrapper's marker line, "NONCE" or "NONCE REASON": what comes before it
+ * is {@code sbx}'s or the wrapper's own (bounded separately, never the command's), what follows
+ * "NONCE" is the command's. It kills nothing: the backend kills the guest's process group first,
+ * then the client.
  */
 final class SbxExecRun {
 
     private static final System.Logger LOG = System.getLogger(SbxExecRun.class.getName());
-    private static final int CHUNK_BYTES = 8192;
     /** What sbx may say before the nonce is kept up to this; a real error line is far shorter. */
     static final int MAX_PREAMBLE_BYTES = 64 * 1024;
     private static final Duration POLL = Duration.ofMillis(20);
@@ -33,44 +33,54 @@ final class SbxExecRun {
     /** How the run ended. */
     enum Ending {
         /** The wrapper ran the command (or is still running it, on a timeout or the cap). */
-        STARTED,
+        STARTED(null),
         /** The wrapper found the workspace bind gone and ran nothing. */
-        UNBOUND,
+        UNBOUND(SbxScripts.UNBOUND),
+        /** The working directory does not exist in the guest; nothing ran. */
+        WORKING_DIRECTORY_MISSING(SbxScripts.WORKING_DIRECTORY_MISSING),
+        /** The working directory is not a directory; nothing ran. */
+        WORKING_DIRECTORY_NOT_A_DIRECTORY(SbxScripts.WORKING_DIRECTORY_NOT_A_DIRECTORY),
+        /** The working directory is a directory the guest user may not enter; nothing ran. */
+        WORKING_DIRECTORY_UNENTERABLE(SbxScripts.WORKING_DIRECTORY_UNENTERABLE),
+        /** The wrapper failed to prepare the command (decode its words, make its state); nothing ran. */
+        WRAPPER_FAILED(SbxScripts.WRAPPER_FAILED),
         /** No nonce: sbx itself failed; {@link Outcome#preamble()} holds what it said. */
-        NO_NONCE
+        NO_NONCE(null);
+
+        /** The word after the nonce on the wrapper's marker line, or null. */
+        private final String reason;
+
+        Ending(String reason) {
+            this.reason = reason;
+        }
     }
 
     /**
-     * @param ending      how it ended
-     * @param exitCode    the client's exit status (the command's, when it started and finished)
-     * @param stdout      the command's stdout
-     * @param stderr      the command's stderr, after the nonce line
-     * @param preamble    what sbx said on stderr before the nonce (or all of it, without one)
-     * @param timedOut    the caller's deadline passed; the client is still running
-     * @param capExceeded the output cap was exceeded; the client is still running
+     * @param ending   how it ended
+     * @param exitCode the client's exit status (the command's, when it started and finished)
+     * @param capture  the command's stdout and its stderr after the nonce line, under the shared cap
+     * @param preamble what sbx said on stderr before the nonce (or all of it, without one)
+     * @param timedOut the caller's deadline passed; the client is still running
+     * @param stopped  the capture stopped the command (past the cap, or the host could not hold its
+     *                 output: {@link ExecCapture#refusal} says which); the client is still running
      */
-    record Outcome(Ending ending, int exitCode, byte[] stdout, byte[] stderr, String preamble, boolean timedOut,
-            boolean capExceeded) {
+    record Outcome(Ending ending, int exitCode, ExecCapture capture, String preamble, boolean timedOut,
+            boolean stopped) {
     }
 
     private final Process process;
     private final ExecOptions options;
-    private final byte[] nonceLine;
-    private final byte[] unboundLine;
-    private final String backendName;
-    private final Budget budget;
-    private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    private final String nonce;
+    private final ExecCapture capture;
     private final ByteArrayOutputStream preamble = new ByteArrayOutputStream();
     private volatile Ending marker = Ending.NO_NONCE;
+    private volatile boolean stopped;
 
     private SbxExecRun(Process process, ExecOptions options, String nonce, String backendName) {
         this.process = process;
         this.options = options;
-        this.nonceLine = (nonce + "\n").getBytes(StandardCharsets.US_ASCII);
-        this.unboundLine = (nonce + " " + SbxScripts.UNBOUND + "\n").getBytes(StandardCharsets.US_ASCII);
-        this.backendName = backendName;
-        this.budget = new Budget(options.outputCapBytes());
+        this.nonce = nonce;
+        this.capture = new ExecCapture(options, backendName);
     }
 
     /** Waits for {@code process} until it ends, the deadline ({@code startNanos + timeout}) passes, or the cap is hit. */
@@ -81,19 +91,20 @@ final class SbxExecRun {
 
     private Outcome await(long startNanos) throws InterruptedException {
         long deadline = startNanos + options.timeout().toNanos();
-        Thread feeder = daemon("stdin", () -> feed(options.stdin()));
-        Thread outReader = daemon("stdout", this::drainStdout);
-        Thread errReader = daemon("stderr", this::drainStderr);
+        Thread feeder = ProcessPump.daemon("stdin", () -> ProcessPump.feed(process, options.stdin()));
+        Thread outReader = ProcessPump.daemon("stdout",
+                () -> capture.drain(process.getInputStream(), ExecStream.STDOUT, this::stop));
+        Thread errReader = ProcessPump.daemon("stderr", this::drainStderr);
         feeder.start();
         outReader.start();
         errReader.start();
         while (true) {
-            if (budget.exceeded()) {
-                return outcome(-1, false, true);
+            if (stopped) {
+                return outcome(-1, false);
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                return outcome(-1, true, false);
+                return outcome(-1, true);
             }
             if (process.waitFor(Math.min(left, POLL.toNanos()), TimeUnit.NANOSECONDS)) {
                 break;
@@ -102,44 +113,37 @@ final class SbxExecRun {
         // The client has exited; its pipes close with it. Readers get what remains.
         joinUntil(outReader, deadline);
         joinUntil(errReader, deadline);
-        if (budget.exceeded()) {
-            return outcome(-1, false, true);
+        if (stopped) {
+            return outcome(-1, false);
         }
         if (outReader.isAlive() || errReader.isAlive()) {
-            return outcome(-1, true, false);
+            return outcome(-1, true);
         }
-        return outcome(process.exitValue(), false, false);
+        return outcome(process.exitValue(), false);
     }
 
-    private Outcome outcome(int exitCode, boolean timedOut, boolean capExceeded) {
+    /** The capture's stop: the backend kills the command once {@link #await} returns. */
+    private void stop() {
+        stopped = true;
+    }
+
+    private Outcome outcome(int exitCode, boolean timedOut) {
         Ending ending = marker;
-        if ((timedOut || capExceeded) && ending == Ending.NO_NONCE) {
+        if ((timedOut || stopped) && ending == Ending.NO_NONCE) {
             // Still waiting for the wrapper: the command may yet start, so it is treated as started.
             ending = Ending.STARTED;
         }
-        return new Outcome(ending, exitCode, snapshot(stdout), snapshot(stderr),
-                snapshot(preamble).length == 0 ? "" : new String(snapshot(preamble), StandardCharsets.UTF_8), timedOut,
-                capExceeded);
-    }
-
-    private void feed(Optional<byte[]> input) {
-        try (OutputStream in = process.getOutputStream()) {
-            if (input.isPresent()) {
-                in.write(input.get());
-            }
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.DEBUG, () -> "stdin not fully delivered: " + ErrorDetail.of(e));
+        String said;
+        synchronized (preamble) {
+            said = preamble.toString(StandardCharsets.UTF_8);
         }
+        return new Outcome(ending, exitCode, capture, said, timedOut, stopped && !timedOut);
     }
 
-    private void drainStdout() {
-        drain(process.getInputStream(), ExecStream.STDOUT, stdout, 0, new byte[CHUNK_BYTES], 0);
-    }
-
-    /** Reads sbx's preamble up to the nonce line, then the command's stderr. */
+    /** Reads sbx's preamble up to the wrapper's marker line, then (after "NONCE") the command's stderr. */
     private void drainStderr() {
         InputStream stream = process.getErrorStream();
-        byte[] chunk = new byte[CHUNK_BYTES];
+        byte[] chunk = new byte[ExecCapture.CHUNK_BYTES];
         try {
             int read;
             while ((read = stream.read(chunk)) >= 0) {
@@ -147,7 +151,18 @@ final class SbxExecRun {
                 if (consumed < 0) {
                     continue;
                 }
-                drain(stream, ExecStream.STDERR, stderr, consumed, chunk, read);
+                if (marker != Ending.STARTED) {
+                    // The wrapper ran nothing: what follows its marker is no command's; read to the end unkept.
+                    while (stream.read(chunk) >= 0) {
+                        // Discarded, so sbx never writes into a closed pipe.
+                    }
+                    break;
+                }
+                if (read > consumed && !capture.offer(ExecStream.STDERR, chunk, consumed, read - consumed)) {
+                    stop();
+                    break;
+                }
+                capture.drain(stream, ExecStream.STDERR, this::stop);
                 return;
             }
         } catch (IOException e) {
@@ -157,90 +172,43 @@ final class SbxExecRun {
     }
 
     /**
-     * Adds bytes to the preamble and looks for the nonce line. Returns how many of {@code chunk}'s
-     * bytes belonged to the preamble once the nonce is found, or -1 while it is still missing.
+     * Adds bytes to the preamble and looks for the marker line. Returns how many of {@code chunk}'s
+     * bytes belonged to the preamble and the marker once it is found, or -1 while it is still
+     * missing. Only a whole line counts: "NONCE" alone, or "NONCE REASON" for a known reason.
      */
     private int scanPreamble(byte[] chunk, int length) {
-        int before = preamble.size();
-        int room = MAX_PREAMBLE_BYTES - before;
-        preamble.write(chunk, 0, Math.max(0, Math.min(room, length)));
-        byte[] seen = preamble.toByteArray();
-        for (byte[] line : new byte[][] {nonceLine, unboundLine}) {
-            int at = indexOf(seen, line);
-            if (at >= 0 && (at == 0 || seen[at - 1] == '\n')) {
-                marker = line == nonceLine ? Ending.STARTED : Ending.UNBOUND;
-                int end = at + line.length;
-                byte[] said = Arrays.copyOf(seen, at);
-                preamble.reset();
-                preamble.write(said, 0, said.length);
-                return end - before;
+        synchronized (preamble) {
+            int before = preamble.size();
+            int room = MAX_PREAMBLE_BYTES - before;
+            preamble.write(chunk, 0, Math.max(0, Math.min(room, length)));
+            byte[] seen = preamble.toByteArray();
+            for (Ending ending : Ending.values()) {
+                if (ending == Ending.NO_NONCE) {
+                    continue;
+                }
+                byte[] line = ((ending.reason == null ? nonce : nonce + " " + ending.reason) + "\n")
+                        .getBytes(StandardCharsets.US_ASCII);
+                int at = lineAt(seen, line);
+                if (at >= 0) {
+                    marker = ending;
+                    preamble.reset();
+                    preamble.write(seen, 0, at);
+                    return at + line.length - before;
+                }
+            }
+            return -1;
+        }
+    }
+
+    /** Where {@code line} starts a line of {@code text}, or -1. */
+    static int lineAt(byte[] text, byte[] line) {
+        for (int from = 0; from + line.length <= text.length; from++) {
+            if ((from == 0 || text[from - 1] == '\n')
+                    && Arrays.equals(text, from, from + line.length, line, 0, line.length)) {
+                return from;
             }
         }
         return -1;
-    }
-
-    /** Reads one stream until it closes or the shared cap is exceeded; never buffers past the cap. */
-    private void drain(InputStream stream, ExecStream which, ByteArrayOutputStream sink, int offset, byte[] first,
-            int firstLength) {
-        byte[] chunk = first;
-        try (stream) {
-            if (firstLength > offset && !accept(which, sink, chunk, offset, firstLength - offset)) {
-                return;
-            }
-            chunk = new byte[CHUNK_BYTES];
-            int read;
-            while ((read = stream.read(chunk)) >= 0) {
-                if (!accept(which, sink, chunk, 0, read)) {
-                    return;
-                }
-            }
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.DEBUG, () -> which + " closed: " + ErrorDetail.of(e));
-        }
-    }
-
-    private boolean accept(ExecStream which, ByteArrayOutputStream sink, byte[] chunk, int offset, int length) {
-        int accepted = budget.take(length);
-        if (accepted > 0) {
-            byte[] kept = Arrays.copyOfRange(chunk, offset, offset + accepted);
-            synchronized (sink) {
-                sink.write(kept, 0, accepted);
-            }
-            deliver(which, kept);
-        }
-        return accepted == length;
-    }
-
-    private void deliver(ExecStream which, byte[] chunk) {
-        Optional<ExecListener> listener = options.listener();
-        if (listener.isEmpty()) {
-            return;
-        }
-        try {
-            listener.get().onOutput(which, chunk);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + backendName + "': an exec listener threw, and the "
-                    + "command goes on: " + ErrorDetail.of(e));
-        }
-    }
-
-    static int indexOf(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= haystack.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (haystack[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
-    }
-
-    private static byte[] snapshot(ByteArrayOutputStream sink) {
-        synchronized (sink) {
-            return sink.toByteArray();
-        }
     }
 
     private static void joinUntil(Thread thread, long deadline) throws InterruptedException {
@@ -253,36 +221,6 @@ final class SbxExecRun {
             stream.close();
         } catch (IOException ignored) {
             // Already closed with the process.
-        }
-    }
-
-    private static Thread daemon(String role, Runnable body) {
-        Thread thread = new Thread(body, "sandbox4j-sbx-" + role);
-        thread.setDaemon(true);
-        return thread;
-    }
-
-    /** The one cap stdout and stderr share. */
-    private static final class Budget {
-        private final long cap;
-        private long used;
-        private boolean exceeded;
-
-        Budget(long cap) {
-            this.cap = cap;
-        }
-
-        synchronized int take(int offered) {
-            int accepted = (int) Math.min(offered, cap - used);
-            used += accepted;
-            if (accepted < offered) {
-                exceeded = true;
-            }
-            return accepted;
-        }
-
-        synchronized boolean exceeded() {
-            return exceeded;
         }
     }
 }

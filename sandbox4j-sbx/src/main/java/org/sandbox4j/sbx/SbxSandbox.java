@@ -21,7 +21,6 @@ import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxFileException;
-import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
@@ -41,6 +40,8 @@ final class SbxSandbox implements Sandbox {
     private static final int NONCE_BYTES = 16;
     /** An exit code at or above this is 128 + the signal that killed the command. */
     private static final int SIGNALLED = 128;
+    /** How a timed-out, over-cap or interrupted command was ended. */
+    private static final String KILLED = "was killed with its process group";
     private static final int CALL_ID_BYTES = 12;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(SbxSandbox.class.getName());
@@ -97,6 +98,28 @@ final class SbxSandbox implements Sandbox {
         return mountPoint;
     }
 
+    /**
+     * Makes the spec's work dir (a child of the mount point) in the workspace, so the first command
+     * of a conversation runs in it. Host-side, as a write is: {@code mkdir(2)} never follows a link
+     * at the name (whatever the guest left there is kept, and an exec in it says what it is), and
+     * what it made is handed to the guest user.
+     */
+    void makeWorkDir(String workDir) {
+        String confined = GuestPaths.normalize(workDir);
+        String below = GuestPaths.relativeTo(confined, mountPoint).orElseThrow();
+        try {
+            Files.createDirectory(workspace.resolve(below));
+        } catch (java.nio.file.FileAlreadyExistsException present) {
+            return;
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + backend.name() + "' could not make the work dir "
+                    + GuestText.quote(workDir) + " of sandbox " + name + " in its workspace " + workspace + ": "
+                    + org.sandbox4j.core.spi.ErrorDetail.of(e) + "; make the workspace root writable, or dispose of "
+                    + "the key and acquire again", e);
+        }
+        handOver(confined);
+    }
+
     // ---------------------------------------------------------------- exec
 
     @Override
@@ -115,12 +138,12 @@ final class SbxSandbox implements Sandbox {
                 options.workingDirectory(), options.environment(), argv);
         List<String> args = SbxCli.execArgs(name, false, options.stdin().isPresent(),
                 SbxScripts.shell(SbxScripts.WRAPPER, "sandbox4j-exec", parameters));
+        String shellLine = command.toShellLine();
         Process process;
         try {
             process = backend.cli().runner().start(args);
         } catch (IOException e) {
-            throw new SandboxException("backend '" + backend.name() + "' could not start " + backend.config().sbxPath()
-                    + " (" + e.getMessage() + "); install sbx or name it with SbxConfig.builder().sbxPath(path)", e);
+            throw ExecRefusals.couldNotStart(backend.name(), backend.config().sbxPath(), e);
         }
         SbxExecRun.Outcome outcome;
         try {
@@ -128,30 +151,37 @@ final class SbxSandbox implements Sandbox {
         } catch (InterruptedException e) {
             stop(process, callState);
             Thread.currentThread().interrupt();
-            throw new SandboxInterrupted("the thread running " + GuestText.quote(command.toShellLine())
-                    + " was interrupted; the command was killed with its process group", e);
+            throw ExecRefusals.interrupted(shellLine, "the command " + KILLED, e);
         }
-        if (outcome.timedOut() || outcome.capExceeded()) {
+        if (outcome.timedOut() || outcome.stopped()) {
             boolean killed = stop(process, callState);
-            String after = killed ? "" : "; its process group could not be killed, so this sandbox is retired "
-                    + "(acquire again for a fresh one)";
-            if (outcome.capExceeded()) {
-                throw ExecRefusals.outputCapExceeded(command.toShellLine(), options.outputCapBytes(),
-                        "was killed" + after);
-            }
-            throw ExecRefusals.timedOut(command.toShellLine(), options.timeout(),
-                    "was killed with its process group" + after);
+            String ended = KILLED + (killed ? "" : "; its process group could not be killed, so this sandbox is "
+                    + "retired (acquire again for a fresh one)");
+            throw outcome.capture().refusal(shellLine, ended)
+                    .orElseGet(() -> ExecRefusals.timedOut(shellLine, options.timeout(), ended));
         }
         switch (outcome.ending()) {
             case STARTED:
                 // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
                 if (outcome.exitCode() >= SIGNALLED && backend.wasDisposedOf(this)) {
-                    throw new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " was disposed "
-                            + "of while " + GuestText.quote(command.toShellLine()) + " ran (here or by another "
-                            + "process); the command was stopped with it: acquire again for a fresh one");
+                    throw disposedWhileRunning(shellLine);
                 }
-                return new ExecResult(outcome.stdout(), outcome.stderr(), outcome.exitCode(),
+                return new ExecResult(outcome.capture().stdout(), outcome.capture().stderr(), outcome.exitCode(),
                         Duration.ofNanos(System.nanoTime() - start));
+            case WORKING_DIRECTORY_MISSING:
+                throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
+            case WORKING_DIRECTORY_NOT_A_DIRECTORY:
+                throw ExecRefusals.workingDirectoryNotADirectory(options.workingDirectory());
+            case WORKING_DIRECTORY_UNENTERABLE:
+                throw new SandboxFileException("the working directory " + GuestText.quote(options.workingDirectory())
+                        + " is a directory the sandbox's user may not enter, so nothing ran: give it search "
+                        + "permission (chmod u+x), or run in another");
+            case WRAPPER_FAILED:
+                throw new SandboxException("backend '" + backend.name() + "': the exec wrapper in sandbox " + name
+                        + " could not prepare " + GuestText.quote(shellLine) + " (find setsid, setpriv and sh, "
+                        + "decode its words, or make its state under " + SbxScripts.CALL_STATE_PREFIX + "); nothing "
+                        + "ran: check that the template has " + String.join(" ", SbxScripts.REQUIRED_COMMANDS)
+                        + " and a writable /tmp");
             case UNBOUND:
                 throw new SandboxException("backend '" + backend.name() + "': the command's own namespace in "
                         + "sandbox " + name + " could not bind the workspace at " + mountPoint + " ("
@@ -161,6 +191,12 @@ final class SbxSandbox implements Sandbox {
             default:
                 throw sbxFailed(outcome.preamble());
         }
+    }
+
+    private SandboxDisposed disposedWhileRunning(String shellLine) {
+        return new SandboxDisposed("backend '" + backend.name() + "': sandbox " + name + " was disposed of while "
+                + GuestText.quote(shellLine) + " ran (here or by another process); the command was stopped with "
+                + "it: acquire again for a fresh one");
     }
 
     /** Kills the call's process group in the guest, then the client; false when the kill could not run. */

@@ -31,8 +31,16 @@ final class SbxScripts {
     static final String NO_NAMESPACES = "no-namespaces";
     /** Exit status of the mount-point script when the mount point already exists in the image. */
     static final int MOUNT_POINT_TAKEN = 3;
-    /** Exit status when the working directory is missing (the shell's message is on stderr), as env(1) does. */
+    /** Exit status of the wrapper when it ran nothing; only its marker line says why, never this code. */
     static final int CANNOT_RUN = 125;
+    /** After the nonce on the wrapper's marker line: the working directory does not exist. */
+    static final String WORKING_DIRECTORY_MISSING = "workdir-missing";
+    /** After the nonce: the working directory is not a directory. */
+    static final String WORKING_DIRECTORY_NOT_A_DIRECTORY = "workdir-not-a-directory";
+    /** After the nonce: the working directory is a directory the guest user may not enter. */
+    static final String WORKING_DIRECTORY_UNENTERABLE = "workdir-unenterable";
+    /** After the nonce: the wrapper could not decode its words, find its tools or make its call state. */
+    static final String WRAPPER_FAILED = "wrapper-failed";
     /** Marks an encoded word, so no argument sbx sees is ever empty. */
     static final String WORD_MARK = "b";
     /**
@@ -60,13 +68,19 @@ final class SbxScripts {
      * the command, so an idle stop has nothing to drop. A failure before {@code run} prints no
      * nonce, or the nonce followed by {@value #UNBOUND} when the bind itself failed.
      *
-     * <p>From {@code run} on: the nonce line on stderr marks where the command's own stderr starts:
-     * anything before it (or no nonce at all) is {@code sbx} or the wrapper speaking. The command
-     * runs in a session of its own ({@code setsid}), which first records its process-group id,
-     * then checks the cancel file, so a kill that came first stops it before it starts and a kill
-     * that comes later finds its group. The command itself starts through
-     * {@code setpriv --no-new-privs}: nothing it runs can gain privileges, so the {@code shell}
-     * template's passwordless {@code sudo} (a setuid binary) does not work for the workload.
+     * <p>{@code run} enters the working directory, decodes the words and makes the call state; a
+     * failure there prints the nonce and a reason ({@value #WORKING_DIRECTORY_MISSING},
+     * {@value #WORKING_DIRECTORY_NOT_A_DIRECTORY}, {@value #WORKING_DIRECTORY_UNENTERABLE},
+     * {@value #WRAPPER_FAILED}) and runs nothing. Then the command runs in a session of its own
+     * ({@code setsid}), which first records its process-group id, then checks the cancel file, so
+     * a kill that came first stops it before it starts and a kill that comes later finds its
+     * group, and last prints the nonce line alone: it marks where the command's own stderr starts,
+     * and anything before it (or no nonce at all) is {@code sbx} or the wrapper speaking. No
+     * command can print a marker first, since none has started before it. The command itself starts
+     * through {@code setpriv --no-new-privs} (nothing it runs can gain privileges, so the
+     * {@code shell} template's passwordless {@code sudo}, a setuid binary, does not work for the
+     * workload) and a shell that execs the argv, so a missing or non-executable program is reported
+     * as a shell does (127, 126), never in setpriv's words.
      */
     static final String WRAPPER = String.join("\n",
             "self=$1; stage=$2; nonce=$3; state=$4; ws=$5; mp=$6; shift 6",
@@ -84,23 +98,35 @@ final class SbxScripts {
             "  *) exit " + CANNOT_RUN + " ;;",
             "esac",
             "wd=$1; envs=$2; shift 2",
-            "printf '%s\\n' \"$nonce\" >&2",
-            "decode() { v=$(printf '%s' \"${1#" + WORD_MARK + "}\" | base64 -d && printf x) || exit " + CANNOT_RUN
+            "fail() { printf '%s %s\\n' \"$nonce\" \"$1\" >&2; exit " + CANNOT_RUN + "; }",
+            "if ! cd -- \"$wd\" 2>/dev/null; then",
+            "  if [ -d \"$wd\" ]; then fail " + WORKING_DIRECTORY_UNENTERABLE + "; elif [ -e \"$wd\" ]; then fail "
+                    + WORKING_DIRECTORY_NOT_A_DIRECTORY + "; else fail " + WORKING_DIRECTORY_MISSING + "; fi",
+            "fi",
+            // Found, and every word decoded, before the caller's environment is exported: its PATH is the command's.
+            "run_setsid=$(command -v setsid) && run_setpriv=$(command -v setpriv) && run_sh=$(command -v sh) "
+                    + "&& run_rm=$(command -v rm) || fail " + WRAPPER_FAILED,
+            "decode() { v=$(printf '%s' \"${1#" + WORD_MARK + "}\" | base64 -d && printf x) || fail " + WRAPPER_FAILED
                     + "; v=${v%x}; }",
             "i=0",
-            "while [ \"$i\" -lt \"$envs\" ]; do decode \"$1\"; export \"$v\" || exit " + CANNOT_RUN
-                    + "; shift; i=$((i + 1)); done",
+            "while [ \"$i\" -lt \"$envs\" ]; do i=$((i + 1)); decode \"$1\"; eval \"e_$i=\\$v\"; shift; done",
             "n=0; refs=",
             "for word in \"$@\"; do n=$((n + 1)); decode \"$word\"; eval \"a_$n=\\$v\"; refs=\"$refs \\\"\\$a_$n\\\"\"; "
                     + "done",
             "eval \"set -- $refs\"",
-            "(umask 077; mkdir -p \"$state\") || exit " + CANNOT_RUN,
+            "(umask 077; mkdir -p \"$state\") || fail " + WRAPPER_FAILED,
+            "i=0",
+            "while [ \"$i\" -lt \"$envs\" ]; do i=$((i + 1)); eval \"export \\\"\\$e_$i\\\"\" || fail " + WRAPPER_FAILED
+                    + "; done",
             "export " + CALL_VARIABLE + "=\"$state\"",
-            "setsid sh -c 'echo $$ > \"$1/pgid\" || exit " + CANNOT_RUN + "; if [ -e \"$1/cancel\" ]; then exit 137; fi; "
-                    + "cd \"$2\" || exit " + CANNOT_RUN + "; shift 2; exec setpriv --no-new-privs -- \"$@\"' "
-                    + "sandbox4j-run \"$state\" \"$wd\" \"$@\"",
+            // The nonce line is the run's last word before the command's own: everything earlier is the wrapper's.
+            // A shell exec's the argv, so a missing or non-executable program is reported as a shell does (127, 126).
+            "\"$run_setsid\" \"$run_sh\" -c 'echo $$ > \"$1/pgid\" || exit " + CANNOT_RUN + "; "
+                    + "if [ -e \"$1/cancel\" ]; then exit 137; fi; printf \"%s\\n\" \"$2\" >&2; p=$3; h=$4; shift 4; "
+                    + "exec \"$p\" --no-new-privs -- \"$h\" -c \"exec \\\"\\$@\\\"\" sandbox4j-argv \"$@\"' "
+                    + "sandbox4j-run \"$state\" \"$nonce\" \"$run_setpriv\" \"$run_sh\" \"$@\"",
             "status=$?",
-            "rm -rf \"$state\"",
+            "\"$run_rm\" -rf \"$state\"",
             "exit $status");
 
     /**

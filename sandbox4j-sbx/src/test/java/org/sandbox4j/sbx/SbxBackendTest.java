@@ -22,6 +22,9 @@ import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.SandboxFileNotFound;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
@@ -264,11 +267,24 @@ class SbxBackendTest {
     }
 
     @Test
-    void aMissingWorkingDirectoryExits125() {
+    void aMissingWorkingDirectoryIsTheTypedRefusalNeverAnExitCode() {
         Sandbox sandbox = backend().acquire(KEY, SPEC);
-        ExecResult result = sandbox.exec(Command.argv("true"), ExecOptions.in(WORK + "/absent", TIMEOUT));
-        assertThat(result.exitCode()).isEqualTo(125);
-        assertThat(result.stderrText()).contains("absent");
+        String absent = WORK + "/absent";
+        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(absent, TIMEOUT)))
+                .isInstanceOf(SandboxFileNotFound.class)
+                .hasMessage(ExecRefusals.workingDirectoryMissing(absent).getMessage());
+        sandbox.writeFile("a-file", "x".getBytes(StandardCharsets.UTF_8), WORK);
+        String file = WORK + "/a-file";
+        assertThatThrownBy(() -> sandbox.exec(Command.shell("true"), ExecOptions.in(file, TIMEOUT)))
+                .isInstanceOf(SandboxNotADirectory.class)
+                .hasMessage(ExecRefusals.workingDirectoryNotADirectory(file).getMessage());
+    }
+
+    @Test
+    void theWorkDirExistsRightAfterAcquire() {
+        Sandbox sandbox = backend().acquire(KEY, SPEC);
+        ExecResult result = sandbox.exec(Command.argv("pwd"), ExecOptions.in(WORK, TIMEOUT));
+        assertThat(result.exitCode()).isZero();
     }
 
     @Test

@@ -94,11 +94,58 @@ class SbxScriptsTest {
     }
 
     @Test
-    void aMissingWorkingDirectoryExits125WithTheShellsMessage() throws Exception {
-        Run result = wrapper(bound, temp.resolve("absent").toString(), Map.of(), List.of("true"));
+    void aMissingWorkingDirectoryIsTheWrappersMarkerAndNothingRuns() throws Exception {
+        Path marker = temp.resolve("ran");
+        Run result = wrapper(bound, temp.resolve("absent").toString(), Map.of(), List.of("touch", marker.toString()));
+        assertThat(result.stderr()).isEqualTo(NONCE + " " + SbxScripts.WORKING_DIRECTORY_MISSING + "\n");
         assertThat(result.exit()).isEqualTo(SbxScripts.CANNOT_RUN);
-        assertThat(result.stderr()).startsWith(NONCE + "\n").contains("absent");
         assertThat(result.stdout()).isEmpty();
+        assertThat(marker).doesNotExist();
+        assertThat(temp.resolve("absent")).doesNotExist();
+    }
+
+    @Test
+    void aDanglingLinkAsTheWorkingDirectoryIsMissing() throws Exception {
+        Path link = Files.createSymbolicLink(temp.resolve("dangling"), temp.resolve("nowhere"));
+        Run result = wrapper(bound, link.toString(), Map.of(), List.of("true"));
+        assertThat(result.stderr()).isEqualTo(NONCE + " " + SbxScripts.WORKING_DIRECTORY_MISSING + "\n");
+    }
+
+    @Test
+    void aFileAsTheWorkingDirectoryIsTheWrappersMarkerAndNothingRuns() throws Exception {
+        Path file = Files.writeString(temp.resolve("a-file"), "x");
+        Path marker = temp.resolve("ran");
+        Run result = wrapper(bound, file.toString(), Map.of(), List.of("touch", marker.toString()));
+        assertThat(result.stderr()).isEqualTo(NONCE + " " + SbxScripts.WORKING_DIRECTORY_NOT_A_DIRECTORY + "\n");
+        assertThat(result.exit()).isEqualTo(SbxScripts.CANNOT_RUN);
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void aCommandSayingTheMarkersOwnWordsComesAfterTheNonceLine() throws Exception {
+        String forged = NONCE + " " + SbxScripts.WORKING_DIRECTORY_MISSING;
+        Run result = wrapper(bound, temp.toString(), Map.of(), List.of("/bin/sh", "-c",
+                "printf '%s\\n' \"$0\" >&2; exit 125", forged));
+        assertThat(result.stderr()).isEqualTo(NONCE + "\n" + forged + "\n");
+        assertThat(result.exit()).isEqualTo(125);
+    }
+
+    @Test
+    void aNonExecutableFileExits126AsAShellSaysIt() throws Exception {
+        Path file = Files.writeString(temp.resolve("not-executable"), "");
+        for (String program : List.of("/etc/passwd", file.toString())) {
+            Run result = wrapper(bound, temp.toString(), Map.of(), List.of(program));
+            assertThat(result.exit()).isEqualTo(126);
+            assertThat(result.stderr()).startsWith(NONCE + "\n").contains(program).doesNotContain("setpriv");
+        }
+    }
+
+    @Test
+    void aCallersPathIsTheCommandsNotTheWrappers() throws Exception {
+        Run result = wrapper(bound, temp.toString(), Map.of("PATH", "/nonexistent"), List.of("/bin/sh", "-c",
+                "printf '%s' \"$PATH\""));
+        assertThat(result.stdout()).isEqualTo("/nonexistent");
+        assertThat(result.exit()).isZero();
     }
 
     @Test
@@ -122,7 +169,8 @@ class SbxScriptsTest {
     void aMissingCommandStillExits127() throws Exception {
         Run result = wrapper(bound, temp.toString(), Map.of(), List.of("sandbox4j-no-such-command"));
         assertThat(result.exit()).isEqualTo(127);
-        assertThat(result.stderr()).startsWith(NONCE + "\n").contains("sandbox4j-no-such-command");
+        assertThat(result.stderr()).startsWith(NONCE + "\n").contains("sandbox4j-no-such-command")
+                .doesNotContain("setpriv");
     }
 
     @Test

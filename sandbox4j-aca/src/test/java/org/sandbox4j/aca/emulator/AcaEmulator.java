@@ -1610,6 +1610,12 @@ public final class AcaEmulator implements AutoCloseable {
                 }
                 if (!Files.isDirectory(h, LinkOption.NOFOLLOW_LINKS)) {
                     Files.createDirectory(h);
+                    if (d.equals("etc")) {
+                        // An image's account file (readable, never executable), made once with its /etc.
+                        Files.writeString(h.resolve("passwd"), "root:x:0:0:root:/root:/bin/sh\n"
+                                + "nobody:x:65534:65534:nobody:/:/usr/sbin/nologin\n", StandardOpenOption.CREATE_NEW,
+                                StandardOpenOption.WRITE);
+                    }
                 }
             }
             for (String[] l : new String[][] {{"bin", "usr/bin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"},
