@@ -223,9 +223,7 @@ final class AcaSandbox implements Sandbox {
             case AcaExecScript.WORKDIR_NOT_A_DIRECTORY:
                 return ExecRefusals.workingDirectoryNotADirectory(workingDirectory);
             default:
-                return new SandboxFileException("the working directory " + GuestText.quote(workingDirectory)
-                        + " is a directory the sandbox's user may not enter, so nothing ran: give it search "
-                        + "permission (chmod u+x), or run in another");
+                return ExecRefusals.workingDirectoryNotEnterable(workingDirectory);
         }
     }
 

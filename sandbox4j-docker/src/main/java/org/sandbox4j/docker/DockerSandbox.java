@@ -214,9 +214,7 @@ final class DockerSandbox implements Sandbox {
             }
             case NO_DIRECTORY -> throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
             case NOT_A_DIRECTORY -> throw ExecRefusals.workingDirectoryNotADirectory(options.workingDirectory());
-            case CANNOT_ENTER -> throw new SandboxFileException("the working directory "
-                    + GuestText.quote(options.workingDirectory()) + " is a directory the sandbox's user may not "
-                    + "enter, so nothing ran: run in one it may enter, or give it the x permission");
+            case CANNOT_ENTER -> throw ExecRefusals.workingDirectoryNotEnterable(options.workingDirectory());
             case NO_STDIN -> throw new SandboxException("backend '" + backend.name() + "': the stdin uploaded for "
                     + GuestText.quote(shellLine) + " was gone from the work area " + workArea + " before the "
                     + "command started (something in the sandbox removed it), so nothing ran");

@@ -173,9 +173,7 @@ final class SbxSandbox implements Sandbox {
             case WORKING_DIRECTORY_NOT_A_DIRECTORY:
                 throw ExecRefusals.workingDirectoryNotADirectory(options.workingDirectory());
             case WORKING_DIRECTORY_UNENTERABLE:
-                throw new SandboxFileException("the working directory " + GuestText.quote(options.workingDirectory())
-                        + " is a directory the sandbox's user may not enter, so nothing ran: give it search "
-                        + "permission (chmod u+x), or run in another");
+                throw ExecRefusals.workingDirectoryNotEnterable(options.workingDirectory());
             case WRAPPER_FAILED:
                 throw new SandboxException("backend '" + backend.name() + "': the exec wrapper in sandbox " + name
                         + " could not prepare " + GuestText.quote(shellLine) + " (find setsid, setpriv and sh, "

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.time.Duration;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
+import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxNotADirectory;
@@ -82,6 +83,13 @@ public final class ExecRefusals {
         return new SandboxFileNotFound("the working directory " + GuestText.quote(workingDirectory) + " does not "
                 + "exist in the sandbox, so nothing ran: create it first (writeFile creates a file's parents), or run "
                 + "in one that exists");
+    }
+
+    /** The exec's working directory is a directory the guest's user may not enter: nothing ran. */
+    public static SandboxFileException workingDirectoryNotEnterable(String workingDirectory) {
+        return new SandboxFileException("the working directory " + GuestText.quote(workingDirectory) + " is a "
+                + "directory the sandbox's user may not enter, so nothing ran: give it search permission (chmod u+x), "
+                + "or run in another");
     }
 
     /** The exec's working directory is a file (or anything but a directory) in the guest: nothing ran. */
