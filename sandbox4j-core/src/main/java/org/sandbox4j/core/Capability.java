@@ -8,8 +8,6 @@ import java.util.Set;
 public enum Capability implements WireValue {
     /** {@link Sandbox#exec}. Every sandbox obligates it. */
     EXEC,
-    /** {@link Sandbox#runCode}: evaluation in the guest runtime, no shell. */
-    RUN_CODE,
     /** Dispatch of host tools from guest code. */
     HOST_TOOLS,
     /** {@link Sandbox#writeFile}. Every sandbox obligates it. */

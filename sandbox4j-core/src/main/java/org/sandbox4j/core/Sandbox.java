@@ -37,8 +37,8 @@ import java.util.Optional;
  * {@link #writeFile} ({@link Capability#FILES_IN}) and {@link #exec} ({@link Capability#EXEC}) are
  * obligatory. {@link #stat} and {@link #readFile} are the pull surface
  * ({@link Capability#FILES_OUT}), {@link #listDir} is {@link Capability#FILES_LIST},
- * {@link #remove} is {@link Capability#FILES_DELETE}, {@link #runCode} is
- * {@link Capability#RUN_CODE}. A sandbox whose backend does not declare one of these may throw
+ * {@link #remove} is {@link Capability#FILES_DELETE}. Code runs through {@link #exec} (an
+ * interpreter, as the {@code execute_code} kind does). A sandbox whose backend does not declare one of these may throw
  * {@link SandboxOperationNotSupported} from it, which is what the default methods do.
  */
 public interface Sandbox {
@@ -87,19 +87,6 @@ public interface Sandbox {
      */
     default Optional<String> relocatedWorkDir() {
         return Optional.empty();
-    }
-
-    /**
-     * Evaluates {@code code} in the guest's runtime: no shell, no working directory. The timeout is
-     * wall-clock from the call, so time spent queued counts.
-     *
-     * @throws SandboxQueuedTimeout        the deadline expired before the program started
-     * @throws SandboxTimeoutException     it started and overran
-     * @throws SandboxOperationNotSupported the backend does not declare {@link Capability#RUN_CODE}
-     */
-    default ExecResult runCode(String code, Duration timeout) {
-        throw new SandboxOperationNotSupported("this sandbox does not run code directly (it does not declare '"
-                + Capability.RUN_CODE.wire() + "'); run an interpreter through exec instead");
     }
 
     /**

@@ -40,8 +40,6 @@ class SandboxDefaultsTest {
                 .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_list'");
         assertThatThrownBy(() -> sandbox.remove("a", "/w", false))
                 .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_delete'");
-        assertThatThrownBy(() -> sandbox.runCode("print(1)", Duration.ofSeconds(1)))
-                .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'run_code'");
     }
 
     @Test

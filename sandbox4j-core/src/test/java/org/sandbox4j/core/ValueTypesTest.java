@@ -167,8 +167,8 @@ class ValueTypesTest {
 
         @Test
         void requiresReplacesAndAlsoRequiresAdds() {
-            assertThat(SandboxSpec.builder("k").requires(Capability.RUN_CODE).build().requires())
-                    .containsExactly(Capability.RUN_CODE);
+            assertThat(SandboxSpec.builder("k").requires(Capability.HOST_TOOLS).build().requires())
+                    .containsExactly(Capability.HOST_TOOLS);
             assertThat(SandboxSpec.builder("k").requires(Set.of()).build().requires()).isEmpty();
             assertThat(SandboxSpec.builder("k").alsoRequires(Capability.FILES_LIST).build().requires())
                     .containsExactly(Capability.EXEC, Capability.FILES_IN, Capability.FILES_LIST);

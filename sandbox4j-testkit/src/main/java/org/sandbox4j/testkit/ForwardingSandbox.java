@@ -47,11 +47,6 @@ public abstract class ForwardingSandbox implements Sandbox {
     }
 
     @Override
-    public ExecResult runCode(String code, Duration timeout) {
-        return delegate.runCode(code, timeout);
-    }
-
-    @Override
     public Optional<String> relocatedWorkDir() {
         return delegate.relocatedWorkDir();
     }

@@ -55,8 +55,8 @@ import java.util.function.Function;
  * <h2>Commands</h2>
  * {@link #exec} records every call, then answers with the first scripted output (in the order
  * the builder received them) whose key is a substring of {@code command.toShellLine()}, or with
- * the default stdout and exit code 0 when none matches. {@link #runCode} matches the same way
- * against the program text. {@link Builder#raises} makes both throw instead. Nothing runs and
+ * the default stdout and exit code 0 when none matches. {@link Builder#raises} makes it throw
+ * instead. Nothing runs and
  * nothing here waits, so timeouts never fire.
  */
 public final class InMemorySandbox implements Sandbox {
@@ -76,7 +76,6 @@ public final class InMemorySandbox implements Sandbox {
     /** What each link planted at run time names; recorded for tests, never followed. */
     private final Map<String, String> linkTargets = new TreeMap<>();
     private final List<RecordedCommand> commands = new ArrayList<>();
-    private final List<RecordedProgram> programs = new ArrayList<>();
     private final MapFiles files = new MapFiles();
 
     private final Map<String, ExecResult> outputs;
@@ -216,17 +215,6 @@ public final class InMemorySandbox implements Sandbox {
         return result;
     }
 
-    /** Records the call, then answers as scripted, matching against the program text. */
-    @Override
-    public ExecResult runCode(String code, Duration timeout) {
-        Objects.requireNonNull(code, "code");
-        Objects.requireNonNull(timeout, "timeout: every program needs a bound");
-        synchronized (lock) {
-            programs.add(new RecordedProgram(code, timeout));
-        }
-        return answer(code);
-    }
-
     // ---------------------------------------------------------------- planting at run time (test hooks)
 
     /**
@@ -275,13 +263,6 @@ public final class InMemorySandbox implements Sandbox {
     public List<RecordedCommand> commands() {
         synchronized (lock) {
             return List.copyOf(commands);
-        }
-    }
-
-    /** Every {@link #runCode} call so far, in order. */
-    public List<RecordedProgram> programs() {
-        synchronized (lock) {
-            return List.copyOf(programs);
         }
     }
 
@@ -590,7 +571,7 @@ public final class InMemorySandbox implements Sandbox {
             return this;
         }
 
-        /** Makes every {@code exec} and {@code runCode} throw {@code error} after recording the call; null clears. */
+        /** Makes every {@code exec} throw {@code error} after recording the call; null clears. */
         public Builder raises(RuntimeException error) {
             this.raises = error;
             return this;

@@ -39,7 +39,6 @@ class InMemorySandboxExecTest {
         assertThat(commands.get(1).shellLine()).isEqualTo("exit 7");
         assertThat(commands.get(1).options()).isEqualTo(elsewhere);
         assertThat(commands.get(1).workingDirectory()).isEqualTo("/tmp");
-        assertThat(sandbox.programs()).isEmpty();
     }
 
     @Test
@@ -73,27 +72,13 @@ class InMemorySandboxExecTest {
     }
 
     @Test
-    void raisesThrowsFromExecAndRunCodeAfterRecordingTheCall() {
+    void raisesThrowsFromExecAfterRecordingTheCall() {
         SandboxInterrupted error = new SandboxInterrupted("cancelled");
         InMemorySandbox sandbox = InMemorySandbox.builder().output("true", "matched").raises(error).build();
 
         assertThatThrownBy(() -> sandbox.exec(Command.shell("true"), IN_WORK)).isSameAs(error);
-        assertThatThrownBy(() -> sandbox.runCode("true", BOUND)).isSameAs(error);
 
         assertThat(sandbox.commands()).extracting(RecordedCommand::shellLine).containsExactly("true");
-        assertThat(sandbox.programs()).containsExactly(new RecordedProgram("true", BOUND));
-    }
-
-    @Test
-    void runCodeIsRecordedAndMatchedAgainstTheProgramText() {
-        InMemorySandbox sandbox = InMemorySandbox.builder().output("print(", "1\n").defaultStdout("none").build();
-
-        assertThat(sandbox.runCode("print(1)", BOUND).stdoutText()).isEqualTo("1\n");
-        assertThat(sandbox.runCode("x = 1", Duration.ofSeconds(2)).stdoutText()).isEqualTo("none");
-
-        assertThat(sandbox.programs()).containsExactly(
-                new RecordedProgram("print(1)", BOUND), new RecordedProgram("x = 1", Duration.ofSeconds(2)));
-        assertThat(sandbox.commands()).isEmpty();
     }
 
     @Test

@@ -26,8 +26,7 @@ class RefusalCoverageTest {
     private static final Path CORE_CLASSES = REACTOR.resolve("sandbox4j-core/target/classes");
 
     /** Raised only by backends that run real processes; their tests arrive with those backends and the TCK. */
-    private static final Map<String, String> RAISED_ONLY_BY_REAL_BACKENDS = Map.of(
-            "SandboxQueuedTimeout", "runCode with a queue: no backend declares RUN_CODE yet");
+    private static final Map<String, String> RAISED_ONLY_BY_REAL_BACKENDS = Map.of();
 
     @Test
     void everyExceptionTypeIsAssertedByATest() throws IOException {
