@@ -20,11 +20,9 @@ import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.PosixShell;
 import org.sandbox4j.core.HostCeilings;
-import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
-import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.SandboxFileNotFound;
@@ -38,13 +36,14 @@ import org.sandbox4j.core.spi.ConfinedFiles;
 import org.sandbox4j.core.spi.FileRefusals;
 import java.util.function.Function;
 import java.util.HashMap;
+import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 
 /**
  * A handle on one ACA sandbox (its id). Every file method confines its path and walks the
  * ancestors with the service's raw, no-follow {@code files/stat}; exec runs through
  * {@link AcaExecScript}. Handles are cheap and thread-safe.
  */
-final class AcaSandbox implements Sandbox {
+final class AcaSandbox implements ConfinedFilesSandbox {
 
     /** Time the request may take beyond the caller's bound, for the wrapper to report. */
     static final Duration EXEC_GRACE = Duration.ofSeconds(30);
@@ -243,28 +242,8 @@ final class AcaSandbox implements Sandbox {
     // ---------------------------------------------------------------- files
 
     @Override
-    public void writeFile(String path, byte[] content, String workingDirectory) {
-        files.writeFile(path, content, workingDirectory);
-    }
-
-    @Override
-    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        return files.stat(path, workingDirectory);
-    }
-
-    @Override
-    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        return files.readFile(path, workingDirectory, maxBytes);
-    }
-
-    @Override
-    public List<SandboxEntry> listDir(String path, String workingDirectory) {
-        return files.listDir(path, workingDirectory);
-    }
-
-    @Override
-    public void remove(String path, String workingDirectory, boolean recursive) {
-        files.remove(path, workingDirectory, recursive);
+    public ConfinedFiles<?> files() {
+        return files;
     }
 
     /** The service's files API (and, for removal, its shell) as the kit's file primitives. */

@@ -25,8 +25,6 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.Json;
-import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
@@ -42,13 +40,14 @@ import org.sandbox4j.egress.GuestBridge;
 import org.sandbox4j.core.spi.ConfinedFiles;
 import org.sandbox4j.core.spi.FileRefusals;
 import java.util.function.Function;
+import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 
 /**
  * One container. Commands run through the exec API under {@link GuestScripts#WRAPPER}; files move
  * through the archive endpoints (a tar per write, the first entry's header before any body on a
  * read), after the core's confinement walk, whose no-follow stat is the engine's own path stat.
  */
-final class DockerSandbox implements Sandbox {
+final class DockerSandbox implements ConfinedFilesSandbox {
 
     private static final System.Logger LOG = System.getLogger(DockerSandbox.class.getName());
     private static final SecureRandom TOKENS = new SecureRandom();
@@ -379,23 +378,8 @@ final class DockerSandbox implements Sandbox {
     // ---------------------------------------------------------------- files
 
     @Override
-    public void writeFile(String path, byte[] content, String workingDirectory) {
-        files.writeFile(path, content, workingDirectory);
-    }
-
-    @Override
-    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        return files.stat(path, workingDirectory);
-    }
-
-    @Override
-    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        return files.readFile(path, workingDirectory, maxBytes);
-    }
-
-    @Override
-    public void remove(String path, String workingDirectory, boolean recursive) {
-        files.remove(path, workingDirectory, recursive);
+    public ConfinedFiles<?> files() {
+        return files;
     }
 
     /**

@@ -24,11 +24,11 @@ import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxExecOutputLimitExceeded;
 import org.sandbox4j.core.spi.ExecCapture;
 import org.sandbox4j.core.spi.ConfinedFiles;
 import java.util.function.Function;
+import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 
 /**
  * A {@link Sandbox} held entirely in memory, for tests: a guest file system of regular files,
@@ -59,8 +59,7 @@ import java.util.function.Function;
  * instead. Nothing runs and
  * nothing here waits, so timeouts never fire.
  */
-public final class InMemorySandbox implements Sandbox {
-
+public final class InMemorySandbox implements ConfinedFilesSandbox {
 
     private static final String ROOT = "/";
     private static final String SEPARATOR = "/";
@@ -100,37 +99,12 @@ public final class InMemorySandbox implements Sandbox {
     // ---------------------------------------------------------------- Sandbox: files
 
     /**
-     * Stores a copy of {@code content}, replacing whatever regular file (or device, socket, FIFO:
-     * the write is modelled as a rename into place) was there. Missing parents are created as
-     * directories.
+     * The file methods: a write replaces whatever regular file (or device, socket, FIFO: modelled as
+     * a rename into place) was there and makes missing parents; a removal removes links as links.
      */
     @Override
-    public void writeFile(String path, byte[] content, String workingDirectory) {
-        files.writeFile(path, content, workingDirectory);
-    }
-
-    @Override
-    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        return files.stat(path, workingDirectory);
-    }
-
-    @Override
-    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        return files.readFile(path, workingDirectory, maxBytes);
-    }
-
-    @Override
-    public List<SandboxEntry> listDir(String path, String workingDirectory) {
-        return files.listDir(path, workingDirectory);
-    }
-
-    /**
-     * Removes a file, link or other entry, or with {@code recursive} a directory and everything
-     * under it; links inside are removed as links. A missing path is success.
-     */
-    @Override
-    public void remove(String path, String workingDirectory, boolean recursive) {
-        files.remove(path, workingDirectory, recursive);
+    public ConfinedFiles<?> files() {
+        return files;
     }
 
     /** The maps as the kit's file primitives: every call holds the one lock from walk to primitive. */

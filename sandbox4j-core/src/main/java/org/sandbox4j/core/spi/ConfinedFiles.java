@@ -11,6 +11,7 @@ import java.util.function.Function;
 import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxOperationNotSupported;
 import org.sandbox4j.core.TransferLimits;
 
 /**
@@ -103,12 +104,11 @@ public abstract class ConfinedFiles<C> {
      * The names directly inside the directory at {@code absolute}, with what each is. At most
      * {@link HostCeilings#MAX_LISTED_ENTRIES} may be held: refuse with
      * {@link FileRefusals#listingTooLarge} past it, while reading. Override it when the backend
-     * declares {@code files_list}; a sandbox that does not keeps {@code Sandbox.listDir}'s default
-     * and never calls {@link #listDir}.
+     * declares {@code files_list}; by default a listing is refused as not supported.
      */
     protected Map<String, Stat> list(C call, String absolute, String path) {
-        throw new IllegalStateException(getClass().getName() + " lists no directories: its sandbox must not "
-                + "delegate listDir here");
+        throw new SandboxOperationNotSupported("this sandbox does not implement listDir (its backend does not declare "
+                + "'files_list'); use a backend that declares it");
     }
 
     /**

@@ -32,6 +32,8 @@ import org.sandbox4j.core.spi.KeyedLocks;
 import org.sandbox4j.core.spi.ProcessPump;
 import org.sandbox4j.core.spi.TreeRemoval;
 import org.sandbox4j.core.spi.WorkspaceFiles;
+import org.sandbox4j.core.spi.ConfinedFilesSandbox;
+import org.sandbox4j.core.spi.ConfinedFiles;
 
 /**
  * The worked example of {@code TCK.md} § Writing a backend: a whole backend on the kit
@@ -133,7 +135,7 @@ public final class ExampleBackend implements SandboxBackend {
     }
 
     /** One sandbox: its files through the kit's host-directory skeleton, its commands through bwrap. */
-    private static final class ExampleSandbox implements Sandbox {
+    private static final class ExampleSandbox implements ConfinedFilesSandbox {
 
         private final Path workspace;
         private final WorkspaceFiles files;
@@ -142,6 +144,11 @@ public final class ExampleBackend implements SandboxBackend {
             this.workspace = workspace;
             // Plain bwrap lets a guest make FIFOs, so the files are opened so that none can block them.
             this.files = new WorkspaceFiles(workspace, MOUNT_POINT, "example", WorkspaceFiles.Fifos.MAY_EXIST);
+        }
+
+        @Override
+        public ConfinedFiles<?> files() {
+            return files;
         }
 
         @Override
@@ -195,29 +202,5 @@ public final class ExampleBackend implements SandboxBackend {
             }
         }
 
-        @Override
-        public void writeFile(String path, byte[] content, String workingDirectory) {
-            files.writeFile(path, content, workingDirectory);
-        }
-
-        @Override
-        public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-            return files.stat(path, workingDirectory);
-        }
-
-        @Override
-        public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-            return files.readFile(path, workingDirectory, maxBytes);
-        }
-
-        @Override
-        public List<SandboxEntry> listDir(String path, String workingDirectory) {
-            return files.listDir(path, workingDirectory);
-        }
-
-        @Override
-        public void remove(String path, String workingDirectory, boolean recursive) {
-            files.remove(path, workingDirectory, recursive);
-        }
     }
 }
