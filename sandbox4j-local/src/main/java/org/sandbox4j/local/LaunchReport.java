@@ -3,6 +3,7 @@ package org.sandbox4j.local;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.Channels;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -52,10 +53,17 @@ final class LaunchReport implements AutoCloseable {
         return file;
     }
 
-    /** What the launch wrote (at most {@value #MAX_BYTES} bytes); empty when it wrote nothing. */
+    /**
+     * What the launch wrote (at most {@value #MAX_BYTES} bytes); empty when it wrote nothing or
+     * something else is there. A process-backend guest shares the host's file system and may swap
+     * a FIFO in for its report: opened for reading and writing, a FIFO opens at once, and the seek
+     * it cannot do refuses it before any read could wait for a writer.
+     */
     String read() {
-        try (InputStream in = Channels.newInputStream(Files.newByteChannel(file, StandardOpenOption.READ,
-                LinkOption.NOFOLLOW_LINKS))) {
+        try (SeekableByteChannel channel = Files.newByteChannel(file, StandardOpenOption.READ,
+                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+                InputStream in = Channels.newInputStream(channel)) {
+            channel.position();
             return new String(in.readNBytes(MAX_BYTES), StandardCharsets.UTF_8);
         } catch (NoSuchFileException none) {
             return "";

@@ -2,6 +2,7 @@ package org.sandbox4j.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -89,6 +90,25 @@ class LocalExecOutcomesTest {
 
         assertThat(result.exitCode()).as(result.stderrText()).isEqualTo(code);
         assertThat(result.stderrText()).as("a launcher's own message").doesNotContain("bwrap", "setsid", "execvp");
+    }
+
+    /**
+     * A process-backend guest shares the host's file system: it can find its launch's report and
+     * swap a FIFO in for it. The host's read of the report must not wait for a writer that never
+     * comes; the launch then counts as unreported, a typed failure of that exec alone.
+     */
+    @Test
+    void aReportTheGuestSwappedForAFifoNeverBlocksTheHost() {
+        LocalBackendUnderTest.Acquired acquired = local.acquire(ProcessBackend.TYPE, "outcomes");
+        Command swap = Command.shell("d=$PWD; while [ ! -d \"$d/" + LaunchReport.DIRECTORY + "\" ] && [ \"$d\" != / ]; "
+                + "do d=$(dirname \"$d\"); done; for f in \"$d/" + LaunchReport.DIRECTORY + "\"/*; do "
+                + "rm -f \"$f\" && mkfifo \"$f\"; done; [ -p \"$f\" ]");
+
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> assertThatThrownBy(() ->
+                acquired.sandbox().exec(swap, ExecOptions.in(acquired.workDir(), TIMEOUT)))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("failed before the command"));
+        ExecResult after = acquired.sandbox().exec(Command.argv("true"), ExecOptions.in(acquired.workDir(), TIMEOUT));
+        assertThat(after.exitCode()).as("the next exec is unaffected").isZero();
     }
 
     @ParameterizedTest
