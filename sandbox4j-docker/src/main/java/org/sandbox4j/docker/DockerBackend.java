@@ -108,9 +108,6 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             "runsc", Isolation.HARDENED_CONTAINER,
             "io.containerd.runsc.v1", Isolation.HARDENED_CONTAINER);
 
-    /** Guest paths a work area may never be mounted over: the image's own system directories. */
-    private static final List<String> RESERVED_GUEST_PATHS = List.of("/usr", "/bin", "/sbin", "/lib", "/lib32",
-            "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
     private static final String RETIRED_INFIX = "-retired-";
     private static final int RETIRED_HEX = 8;
     private static final String WORK_AREA_MODE = "0755";
@@ -462,25 +459,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     }
 
     private String checkedWorkDir(String workDir) {
-        if (workDir == null || !workDir.startsWith("/")) {
-            throw new IllegalArgumentException("backend '" + name + "' needs an absolute work dir, not "
-                    + Objects.toString(workDir) + "; use an absolute POSIX path such as " + SandboxSpec.DEFAULT_WORK_DIR);
-        }
-        String normalized = GuestPaths.normalize(workDir);
-        String workArea = GuestPaths.parent(normalized);
-        if (workArea.equals("/")) {
-            throw new IllegalArgumentException("backend '" + name + "' mounts the work area at the work dir's parent, "
-                    + "and " + normalized + " has the root as its parent; use a work dir two levels deep, such as "
-                    + SandboxSpec.DEFAULT_WORK_DIR);
-        }
-        for (String reserved : RESERVED_GUEST_PATHS) {
-            if (workArea.equals(reserved) || workArea.startsWith(reserved + "/") || reserved.startsWith(workArea + "/")) {
-                throw new IllegalArgumentException("backend '" + name + "' cannot mount the work area at " + workArea
-                        + " (the parent of work dir " + normalized + "): it overlaps the image's own " + reserved
-                        + "; choose a work dir such as " + SandboxSpec.DEFAULT_WORK_DIR);
-            }
-        }
-        return normalized;
+        return GuestPaths.workDirWithItsOwnParent(name, workDir, GuestPaths.SYSTEM_DIRECTORIES);
     }
 
     // ---------------------------------------------------------------- dispose and inventory

@@ -76,9 +76,6 @@ public final class BubblewrapBackend extends LocalBackend {
             + "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap) or name the binary with "
             + "BubblewrapBackend.builder().bwrap(path)";
     private static final Duration HOST_CHECK_TIMEOUT = Duration.ofSeconds(30);
-    /** Guest paths a workspace may never be bound over: the sandbox's own system directories. */
-    private static final List<String> RESERVED_GUEST_PATHS = List.of("/usr", "/bin", "/sbin", "/lib", "/lib32",
-            "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
     /** Single digits: a POSIX sh (dash) reads {@code 10<file} as a command named 10, not a redirection. */
     private static final String NO_FIFO_FD = "8";
     private static final String HOST_FILTER_FD = "9";
@@ -315,27 +312,7 @@ public final class BubblewrapBackend extends LocalBackend {
     }
 
     private String checkedWorkDir(String workDir) {
-        if (!workDir.startsWith("/")) {
-            throw new IllegalArgumentException("backend '" + name + "' needs an absolute work dir, not "
-                    + Objects.toString(workDir) + "; use an absolute POSIX path such as "
-                    + SandboxSpec.DEFAULT_WORK_DIR);
-        }
-        String normalized = GuestPaths.normalize(workDir);
-        String mountPoint = GuestPaths.parent(normalized);
-        if (mountPoint.equals("/")) {
-            throw new IllegalArgumentException("backend '" + name + "' binds the workspace at the work dir's parent, "
-                    + "and " + normalized + " has the root as its parent; use a work dir two levels deep, such as "
-                    + SandboxSpec.DEFAULT_WORK_DIR);
-        }
-        for (String reserved : RESERVED_GUEST_PATHS) {
-            if (mountPoint.equals(reserved) || mountPoint.startsWith(reserved + "/")
-                    || reserved.startsWith(mountPoint + "/")) {
-                throw new IllegalArgumentException("backend '" + name + "' cannot bind the workspace at " + mountPoint
-                        + " (the parent of work dir " + normalized + "): it overlaps the guest's own " + reserved
-                        + "; choose a work dir such as " + SandboxSpec.DEFAULT_WORK_DIR);
-            }
-        }
-        return normalized;
+        return GuestPaths.workDirWithItsOwnParent(name, workDir, GuestPaths.SYSTEM_DIRECTORIES);
     }
 
     private void checkImage(SandboxSpec spec) {

@@ -110,11 +110,7 @@ public final class ProcessBackend extends LocalBackend {
     public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(spec, "spec");
-        if (!spec.workDir().startsWith("/")) {
-            throw new IllegalArgumentException("backend '" + name + "' needs an absolute work dir, not "
-                    + spec.workDir() + "; use an absolute POSIX path such as " + SandboxSpec.DEFAULT_WORK_DIR);
-        }
-        String workDirName = GuestPaths.fileName(GuestPaths.normalize(spec.workDir()));
+        String workDirName = GuestPaths.fileName(GuestPaths.absoluteWorkDir(name, spec.workDir()));
         if (workDirName.isEmpty()) {
             throw new IllegalArgumentException("backend '" + name + "' needs a work dir below the root, not "
                     + spec.workDir() + "; use " + SandboxSpec.DEFAULT_WORK_DIR);

@@ -820,17 +820,7 @@ public final class SbxBackend implements SandboxBackend {
 
     /** The parent of the work dir, where the workspace is bound; it must not be the root. */
     private String mountPointOf(String workDir) {
-        if (!workDir.startsWith("/") || workDir.indexOf('\\') >= 0) {
-            throw new IllegalArgumentException("backend '" + name() + "' needs an absolute POSIX work dir, not "
-                    + GuestText.quote(workDir) + "; use one such as " + SandboxSpec.DEFAULT_WORK_DIR);
-        }
-        String mountPoint = GuestPaths.parent(GuestPaths.normalize(workDir));
-        if (mountPoint.equals("/")) {
-            throw new IllegalArgumentException("backend '" + name() + "' binds the workspace at the work dir's parent, "
-                    + "and " + GuestText.quote(workDir) + " has the root as its parent; use a work dir two levels "
-                    + "deep, such as " + SandboxSpec.DEFAULT_WORK_DIR);
-        }
-        return mountPoint;
+        return GuestPaths.parent(GuestPaths.workDirWithItsOwnParent(name(), workDir, List.of()));
     }
 
     /**

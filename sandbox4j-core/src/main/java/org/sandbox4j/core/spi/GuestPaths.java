@@ -4,9 +4,11 @@ import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxPathNotConfined;
+import org.sandbox4j.core.SandboxSpec;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -23,6 +25,10 @@ import java.util.Optional;
  * like an ordinary path.
  */
 public final class GuestPaths {
+
+    /** A guest's own system directories, which a workspace is never bound over or under. */
+    public static final List<String> SYSTEM_DIRECTORIES = List.of("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+            "/libx32", "/etc", "/proc", "/dev", "/tmp", "/var/tmp", "/run", "/sys");
 
     private static final String ROOT = "/";
 
@@ -222,6 +228,47 @@ public final class GuestPaths {
             throw new SandboxIsADirectory(GuestText.quote(path) + " is a directory; a write needs a file path");
         }
         return confined;
+    }
+
+    /**
+     * The spec's work dir, normalised, once it is an absolute POSIX path: the one check every
+     * backend makes of it first.
+     *
+     * @throws IllegalArgumentException naming the backend and a work dir that would do
+     */
+    public static String absoluteWorkDir(String backendName, String workDir) {
+        if (workDir == null || !workDir.startsWith("/") || workDir.indexOf('\\') >= 0) {
+            throw new IllegalArgumentException("backend '" + backendName + "' needs an absolute POSIX work dir, not "
+                    + (workDir == null ? "null" : GuestText.quote(workDir)) + "; use one such as "
+                    + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        return normalize(workDir);
+    }
+
+    /**
+     * The spec's work dir, normalised, for a backend that binds its workspace at the work dir's
+     * parent: that parent must not be the root, nor overlap any of the guest's own directories.
+     *
+     * @param reserved guest directories the workspace may never be bound over or under
+     * @throws IllegalArgumentException naming the backend and a work dir that would do
+     */
+    public static String workDirWithItsOwnParent(String backendName, String workDir, Collection<String> reserved) {
+        String normalized = absoluteWorkDir(backendName, workDir);
+        String parent = parent(normalized);
+        if (parent.equals("/")) {
+            throw new IllegalArgumentException("backend '" + backendName + "' binds the workspace at the work dir's "
+                    + "parent, and " + GuestText.quote(normalized) + " has the root as its parent; use a work dir two "
+                    + "levels deep, such as " + SandboxSpec.DEFAULT_WORK_DIR);
+        }
+        for (String own : reserved) {
+            if (parent.equals(own) || parent.startsWith(own + "/") || own.startsWith(parent + "/")) {
+                throw new IllegalArgumentException("backend '" + backendName + "' cannot bind the workspace at "
+                        + GuestText.quote(parent) + " (the parent of work dir " + GuestText.quote(normalized) + "): it "
+                        + "overlaps the guest's own " + own + "; choose a work dir such as "
+                        + SandboxSpec.DEFAULT_WORK_DIR);
+            }
+        }
+        return normalized;
     }
 
     private static void refuseUnrepresentable(String text, String what) {
