@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Isolation;
@@ -271,13 +272,10 @@ public final class AcaBackend implements SandboxBackend {
      */
     Map<String, Object> egressPolicy(SandboxSpec spec) {
         if (spec.egress() != Egress.ALLOWLIST && spec.egress() != Egress.DENY_ALL) {
-            throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot give a sandbox egress '"
-                    + spec.egress().wire() + "': " + (spec.egress() == Egress.UNRESTRICTED
-                            ? "it never creates one with unrestricted egress"
-                            : "each sandbox is a microVM with a network device, filtered by the service's egress "
-                                    + "proxy outside it, so it is never without a device beyond loopback")
-                    + "; ask for '" + Egress.DENY_ALL.wire() + "' (every destination refused) or '"
-                    + Egress.ALLOWLIST.wire() + "' with the hosts the workload needs");
+            throw EgressRefusals.modeNotEnforced(name(), spec.egress(), spec.egress() == Egress.UNRESTRICTED
+                    ? "it never creates a sandbox with unrestricted egress"
+                    : "each sandbox is a microVM with a network device, filtered by the service's egress proxy "
+                            + "outside it, so it is never without a device beyond loopback", DECLARATIONS.egressModes());
         }
         List<Object> rules = new ArrayList<>();
         for (String host : spec.egressAllow()) {

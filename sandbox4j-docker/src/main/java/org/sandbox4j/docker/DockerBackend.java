@@ -35,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.Isolation;
@@ -59,6 +60,7 @@ import org.sandbox4j.egress.GuestBridge;
 import org.sandbox4j.egress.GuestProxyEnvironment;
 import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.SandboxImageNotUsable;
+import org.sandbox4j.egress.ProxySockets;
 
 /**
  * Runs each sandbox in a container of a Docker Engine API endpoint: Docker itself, or Podman's
@@ -144,15 +146,16 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     private final PullPolicy pullPolicy;
     private final Duration pullTimeout;
     private final Path egressRoot;
-    private final EgressProxy.Settings egressSettings;
     private final BackendDeclarations declarations;
     private final KeyedLocks<String> locks = new KeyedLocks<>();
     /** Image references this instance has checked (and pulled, where the policy says), to their ids. */
     private final Map<String, String> images = new ConcurrentHashMap<>();
     /** Which bridge each image has ("socat", "python3" or ""), probed once per image. */
     private final Map<String, String> bridges = new ConcurrentHashMap<>();
+    /** Beside each allowlisting container's egress directory: its proxy's audit log. */
+    private static final String AUDIT_SUFFIX = "-audit.jsonl";
     /** Proxies this process runs, by container name. */
-    private final Map<String, EgressSocket> proxies = new ConcurrentHashMap<>();
+    private final ProxySockets proxies;
 
     private DockerBackend(Builder builder) {
         this.name = builder.name;
@@ -166,7 +169,8 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         this.pullPolicy = builder.pullPolicy;
         this.pullTimeout = builder.pullTimeout;
         this.egressRoot = builder.egressRoot;
-        this.egressSettings = builder.egressSettings;
+        this.proxies = new ProxySockets(name, builder.egressSettings, ProxySockets.Access.EVERY_UID,
+                "use a shorter egress directory");
         this.engine = Engine.connect(builder.host, builder.connectTimeout, builder.commandTimeout);
         try {
             ping();
@@ -174,7 +178,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             this.imageId = ensureImage(image);
             this.declarations = BackendDeclarations.builder(rung)
                     .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_DELETE)
-                    .egressModes(Egress.CLOSED, Egress.ALLOWLIST)
+                    .egressModes(ProxySockets.MODES)
                     .osFamilies(OsFamily.POSIX)
                     .build();
         } catch (RuntimeException failure) {
@@ -248,18 +252,11 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         ContainerIdentity identity = ContainerIdentity.of(name, key, spec.kind(), workArea, fingerprint);
         Optional<Path> egressDirectory = policy.map(allowed -> egressRoot.resolve(identity.name()));
         return locks.withLock(identity.name(), () -> {
-            policy.ifPresent(allowed -> proxies.compute(identity.name(), (ignored, running) -> {
-                if (running != null && running.serving()) {
-                    return running;
-                }
-                if (running != null) {
-                    running.close();
-                }
-                return EgressSocket.start(egressDirectory.get(), allowed, egressSettings, name);
-            }));
+            policy.ifPresent(allowed -> proxies.ensure(identity.name(), egressDirectory.get(),
+                    egressRoot.resolve(identity.name() + AUDIT_SUFFIX), allowed));
             String containerId = ensureContainer(identity, reference, resolvedImage, workArea, egressDirectory);
             DockerSandbox sandbox = new DockerSandbox(this, engine, containerId, identity.name(), workDir,
-                    egressDirectory.map(ignored -> GUEST_EGRESS_DIRECTORY + "/" + EgressSocket.SOCKET_NAME), spec);
+                    egressDirectory.map(ignored -> GUEST_EGRESS_DIRECTORY + "/" + ProxySockets.SOCKET_NAME), spec);
             sandbox.ensureWorkDir();
             if (policy.isPresent()) {
                 checkBridge(resolvedImage, sandbox);
@@ -361,7 +358,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         environment.forEach((variable, value) -> env.add(variable + "=" + value));
         List<String> keepAlive = List.of("sh", "-c", GuestScripts.KEEP_ALIVE);
         List<String> command = egressDirectory.isPresent()
-                ? GuestBridge.argv(GUEST_EGRESS_DIRECTORY + "/" + EgressSocket.SOCKET_NAME, keepAlive) : keepAlive;
+                ? GuestBridge.argv(GUEST_EGRESS_DIRECTORY + "/" + ProxySockets.SOCKET_NAME, keepAlive) : keepAlive;
         CreateContainerResponse created = engine.control().createContainerCmd(resolvedImage)
                 .withName(identity.name())
                 .withLabels(identity.labels())
@@ -421,28 +418,19 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         if (bridge.isEmpty()) {
             bridges.remove(resolvedImage);
             removeQuietly(sandbox.containerId());
-            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the allowlist: the image has "
-                    + "neither socat nor python3 to bridge 127.0.0.1:" + GuestProxyEnvironment.GUEST_BRIDGE_PORT
-                    + " to the egress proxy; install socat (or python3) in the image");
+            throw EgressRefusals.noBridge(name, "the image", GuestProxyEnvironment.GUEST_BRIDGE_PORT, "in the image");
         }
     }
 
     private Optional<EgressPolicy> egressPolicy(SandboxSpec spec) {
-        Egress mode = spec.egress();
-        if (mode == Egress.CLOSED) {
-            return Optional.empty();
-        }
-        if (mode != Egress.ALLOWLIST) {
-            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the '" + mode.wire()
-                    + "' egress mode: its containers have no network device but loopback, and it enforces "
-                    + declarations.egressModes() + "; ask for one of those");
-        }
-        if (!engine.isLocal()) {
+        Optional<EgressPolicy> policy = ProxySockets.policyFor(spec, name,
+                "its containers have no network device but loopback");
+        if (policy.isPresent() && !engine.isLocal()) {
             throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce an allowlist through the engine "
                     + "at " + engine.host() + ": the egress proxy's unix socket is mounted into the container, so the "
                     + "engine must run on this host (a unix:// endpoint)");
         }
-        return Optional.of(EgressPolicy.parse(spec.egressAllow()));
+        return policy;
     }
 
     /** What fixes a container beside its key, kind and work area. */
@@ -548,13 +536,10 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     }
 
     private void forgetProxy(String containerName) {
-        EgressSocket proxy = proxies.remove(containerName);
-        if (proxy != null) {
-            proxy.close();
-        }
+        proxies.stop(containerName);
         Path directory = egressRoot.resolve(containerName);
         try {
-            Files.deleteIfExists(directory.resolve(EgressSocket.SOCKET_NAME));
+            Files.deleteIfExists(directory.resolve(ProxySockets.SOCKET_NAME));
             Files.deleteIfExists(directory);
         } catch (IOException e) {
             LOG.log(Level.DEBUG, () -> "could not remove " + directory + ": " + ErrorDetail.of(e));
@@ -648,8 +633,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     /** Stops the proxies this process runs; the containers stay for the next process to adopt or dispose of. */
     @Override
     public void close() {
-        proxies.values().forEach(EgressSocket::close);
-        proxies.clear();
+        proxies.close();
         engine.close();
     }
 

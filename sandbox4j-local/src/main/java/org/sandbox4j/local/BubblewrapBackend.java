@@ -12,12 +12,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.spi.GuestPaths;
@@ -26,7 +26,6 @@ import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxDisposed;
-import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
@@ -34,6 +33,9 @@ import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.SandboxImageNotUsable;
+import org.sandbox4j.egress.GuestBridge;
+import org.sandbox4j.egress.GuestProxyEnvironment;
+import org.sandbox4j.egress.ProxySockets;
 
 /**
  * Runs each sandbox in Linux namespaces through the {@code bwrap} binary (bubblewrap): no daemon,
@@ -71,6 +73,10 @@ public final class BubblewrapBackend extends LocalBackend {
     public static final Path DEFAULT_CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     /** The guest directory where an allowlisting sandbox finds its proxy socket. */
     public static final String GUEST_EGRESS_DIRECTORY = "/run/sandbox4j-egress";
+    /** The directory inside a sandbox directory that holds the proxy's socket and is mounted into the guest. */
+    static final String EGRESS_DIRECTORY = "egress";
+    /** The proxy's audit log inside a sandbox directory (outside what the guest sees). */
+    static final String EGRESS_AUDIT_FILE = "egress-audit.jsonl";
     static final String TYPE = "bubblewrap";
     private static final String INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
             + "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap) or name the binary with "
@@ -89,7 +95,6 @@ public final class BubblewrapBackend extends LocalBackend {
             + ">\"$3\" || exit 125; fi; shift 3; exec \"$@\"";
     private static final String NO_FIFO_FILE = "no-fifo.bpf";
 
-    private static final List<Egress> EGRESS_MODES = List.of(Egress.CLOSED, Egress.ALLOWLIST);
 
     private static final ResourceLimiter.Programs PROGRAMS = ResourceLimiter.Programs.fromPath();
 
@@ -102,9 +107,8 @@ public final class BubblewrapBackend extends LocalBackend {
     /** The filter every guest runs under: no FIFO can be made, so no host open of the workspace can block. */
     private final Path noFifoFilter;
     private final Optional<String> imageName;
-    private final EgressProxy.Settings egressSettings;
     /** Proxies this process runs, by sandbox id. */
-    private final ConcurrentHashMap<String, EgressLink> proxies = new ConcurrentHashMap<>();
+    private final ProxySockets proxies;
     /** Which bridge the guest has ("socat", "python3" or ""), probed once. */
     private volatile String guestBridge;
 
@@ -128,8 +132,9 @@ public final class BubblewrapBackend extends LocalBackend {
         this.seccompFilter = builder.seccompFilter;
         this.noFifoFilter = writeNoFifoFilter(store.root().resolve(".guest-etc"));
         this.imageName = builder.imageName;
-        this.egressSettings = builder.egressSettings;
-        this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name, this::stopProxy);
+        this.proxies = new ProxySockets(name, builder.egressSettings, ProxySockets.Access.OWNER,
+                "use a shorter state root");
+        this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name, proxies::stop);
         checkHost();
         reapAbandoned();
     }
@@ -152,7 +157,7 @@ public final class BubblewrapBackend extends LocalBackend {
         return BackendDeclarations.builder(mechanism.boundsProcesses() ? Isolation.CONTAINER : Isolation.OS_PROCESS)
                 .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
                         Capability.FILES_DELETE)
-                .egressModes(EGRESS_MODES)
+                .egressModes(ProxySockets.MODES)
                 .osFamilies(OsFamily.POSIX)
                 .build();
     }
@@ -205,15 +210,8 @@ public final class BubblewrapBackend extends LocalBackend {
         WorkspaceKeeper keeper = WorkspaceKeeper.find(directory).orElseThrow(() -> new SandboxDisposed("backend '" + name
                 + "': the sandbox was disposed of while it was being acquired; acquire it again"));
         // A proxy whose socket vanished (another process disposed of the sandbox, or adopted it) is replaced.
-        Optional<EgressLink> egress = policy.map(allowed -> proxies.compute(id, (ignored, running) -> {
-            if (running != null && running.serving()) {
-                return running;
-            }
-            if (running != null) {
-                running.close();
-            }
-            return EgressLink.start(directory.resolve(EgressLink.HOST_DIRECTORY), allowed, egressSettings, name);
-        }));
+        Optional<Path> egress = policy.map(allowed -> proxies.ensure(id, directory.resolve(EGRESS_DIRECTORY),
+                directory.resolve(EGRESS_AUDIT_FILE), allowed));
         return new BubblewrapSandbox(this, id, directory, GuestPaths.parent(workDir), egress, spec, keeper);
     }
 
@@ -234,8 +232,7 @@ public final class BubblewrapBackend extends LocalBackend {
     /** Stops the proxies this process runs, then lets go of the sandboxes as {@link LocalBackend#close()} says. */
     @Override
     public void close() {
-        proxies.values().forEach(EgressLink::close);
-        proxies.clear();
+        proxies.close();
         super.close();
     }
 
@@ -270,21 +267,23 @@ public final class BubblewrapBackend extends LocalBackend {
 
     // ---------------------------------------------------------------- what a sandbox asks of its backend
 
-    List<String> commandLine(Path directory, String id, String mountPoint, Optional<EgressLink> egress,
+    List<String> commandLine(Path directory, String id, String mountPoint, Optional<Path> egress,
             WorkspaceKeeper keeper, Command command, ExecOptions options, Optional<Path> report) {
         List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id, keeper.enterWords(PROGRAMS)));
         argv.addAll(filteredBwrap(seccompFilter, report));
         argv.addAll(List.of("--bind", directory.resolve(LocalStore.WORKSPACE).toString(), mountPoint));
-        egress.ifPresent(link -> argv.addAll(List.of("--ro-bind", link.hostDirectory().toString(),
+        egress.ifPresent(hostDirectory -> argv.addAll(List.of("--ro-bind", hostDirectory.toString(),
                 GUEST_EGRESS_DIRECTORY)));
         argv.addAll(List.of("--chdir", options.workingDirectory()));
         Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
-        egress.ifPresent(link -> environment.putAll(EgressLink.guestEnvironment()));
+        egress.ifPresent(hostDirectory -> environment.putAll(GuestProxyEnvironment.variables()));
         environment.putAll(options.environment());
         environment.forEach((variable, value) -> argv.addAll(List.of("--setenv", variable, value)));
         argv.add("--");
         List<String> words = GuestCommand.words(command);
-        argv.addAll(egress.isPresent() ? EgressLink.bridged(GUEST_EGRESS_DIRECTORY, words) : words);
+        // The guest listens on 127.0.0.1:3128 before the command starts.
+        argv.addAll(egress.isPresent()
+                ? GuestBridge.argv(GUEST_EGRESS_DIRECTORY + "/" + ProxySockets.SOCKET_NAME, words) : words);
         LaunchEncoding.requireEncodable(argv, name);
         return argv;
     }
@@ -304,13 +303,6 @@ public final class BubblewrapBackend extends LocalBackend {
 
     // ---------------------------------------------------------------- internals
 
-    private void stopProxy(String id) {
-        EgressLink proxy = proxies.remove(id);
-        if (proxy != null) {
-            proxy.close();
-        }
-    }
-
     private String checkedWorkDir(String workDir) {
         return GuestPaths.workDirWithItsOwnParent(name, workDir, GuestPaths.SYSTEM_DIRECTORIES);
     }
@@ -328,22 +320,13 @@ public final class BubblewrapBackend extends LocalBackend {
     }
 
     private Optional<EgressPolicy> egressPolicy(SandboxSpec spec) {
-        Egress mode = spec.egress();
-        if (mode == Egress.CLOSED) {
-            return Optional.empty();
+        Optional<EgressPolicy> policy = ProxySockets.policyFor(spec, name, "its guests have a network namespace of "
+                + "their own, with loopback alone (use a backend that gives the guest the host's network for more)");
+        if (policy.isPresent() && guestBridge().isEmpty()) {
+            throw EgressRefusals.noBridge(name, "the guest", GuestProxyEnvironment.GUEST_BRIDGE_PORT,
+                    "where the guest's /usr comes from");
         }
-        if (mode != Egress.ALLOWLIST) {
-            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the '" + mode.wire()
-                    + "' egress mode: it enforces " + EGRESS_MODES + "; ask for one of those, or "
-                    + "use a backend that gives the guest the host's network");
-        }
-        EgressPolicy policy = EgressPolicy.parse(spec.egressAllow());
-        if (guestBridge().isEmpty()) {
-            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the allowlist: the guest has "
-                    + "neither socat nor python3 to bridge 127.0.0.1:" + EgressLink.GUEST_PORT + " to the egress "
-                    + "proxy; install socat (or python3) where the guest's /usr comes from");
-        }
-        return Optional.of(policy);
+        return policy;
     }
 
     /** What fixes a sandbox's identity beside its key and kind: its file system and its egress. */
@@ -358,7 +341,7 @@ public final class BubblewrapBackend extends LocalBackend {
     private String guestBridge() {
         String known = guestBridge;
         if (known == null) {
-            known = probe(List.of("/bin/sh", "-c", EgressLink.BRIDGE_PROBE)).strip();
+            known = probe(List.of("/bin/sh", "-c", GuestBridge.PROBE_SCRIPT)).strip();
             guestBridge = known;
         }
         return known;

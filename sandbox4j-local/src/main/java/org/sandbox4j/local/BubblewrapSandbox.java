@@ -24,11 +24,12 @@ final class BubblewrapSandbox extends LocalSandbox {
 
     private final BubblewrapBackend backend;
     private final String mountPoint;
-    private final Optional<EgressLink> egress;
+    /** The host directory of its egress proxy's socket, when it allowlists. */
+    private final Optional<Path> egress;
     private final WorkspaceKeeper keeper;
 
     BubblewrapSandbox(BubblewrapBackend backend, String id, Path directory, String mountPoint,
-            Optional<EgressLink> egress, SandboxSpec spec, WorkspaceKeeper keeper) {
+            Optional<Path> egress, SandboxSpec spec, WorkspaceKeeper keeper) {
         super(backend.name(), backend.sandboxes(), id, directory,
                 new WorkspaceFiles(keeper.workspaceSeenByTheHost(directory.resolve(LocalStore.WORKSPACE)), mountPoint,
                         backend.name(), NoFifoFilter.coversThisHost() ? WorkspaceFiles.Fifos.CANNOT_EXIST
@@ -98,7 +99,7 @@ final class BubblewrapSandbox extends LocalSandbox {
     }
 
     Optional<Path> egressAuditLog() {
-        return egress.map(link -> directory().resolve(EgressLink.AUDIT_FILE));
+        return egress.map(hostDirectory -> directory().resolve(BubblewrapBackend.EGRESS_AUDIT_FILE));
     }
 
     @Override

@@ -14,6 +14,7 @@ import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.spi.GuestPaths;
@@ -21,7 +22,6 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
-import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
@@ -116,9 +116,9 @@ public final class ProcessBackend extends LocalBackend {
                     + spec.workDir() + "; use " + SandboxSpec.DEFAULT_WORK_DIR);
         }
         if (spec.egress() != Egress.UNRESTRICTED) {
-            throw new SandboxEgressNotEnforced("backend '" + name + "' cannot enforce the '" + spec.egress().wire()
-                    + "' egress mode: its commands use the host's network as they are; use a backend that "
-                    + "isolates the network (bubblewrap) for 'closed' or 'allowlist'");
+            throw EgressRefusals.modeNotEnforced(name, spec.egress(), "its commands use the host's network as they "
+                    + "are (a backend that isolates the network, bubblewrap, enforces 'closed' and 'allowlist')",
+                    List.of(Egress.UNRESTRICTED));
         }
         Optional<String> image = spec.imageId().or(spec::image);
         if (image.isPresent()) {

@@ -27,6 +27,7 @@ import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
@@ -35,7 +36,6 @@ import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
-import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
@@ -158,10 +158,8 @@ public final class SbxBackend implements SandboxBackend {
         Optional<List<String>> allowlist = switch (spec.egress()) {
             case DENY_ALL -> Optional.empty();
             case ALLOWLIST -> Optional.of(SbxEgress.hosts(spec.egressAllow()));
-            default -> throw new SandboxEgressNotEnforced("backend '" + name() + "' cannot enforce the '"
-                    + spec.egress().wire() + "' egress mode: a guest has a network device whose connections end at "
-                    + "Docker's host-side proxy; ask for '" + Egress.DENY_ALL.wire() + "' or '"
-                    + Egress.ALLOWLIST.wire() + "'");
+            default -> throw EgressRefusals.modeNotEnforced(name(), spec.egress(), "a guest has a network device "
+                    + "whose connections end at Docker's host-side proxy", DECLARATIONS.egressModes());
         };
         Optional<String> image = spec.imageId().or(spec::image);
         if (image.isPresent() && image.get().isBlank()) {

@@ -143,7 +143,8 @@ final class SbxSandbox implements Sandbox {
         try {
             process = backend.cli().runner().start(args);
         } catch (IOException e) {
-            throw ExecRefusals.couldNotStart(backend.name(), backend.config().sbxPath(), e);
+            throw ExecRefusals.couldNotStart(backend.name(), backend.config().sbxPath(),
+                    "install sbx, or name it with SbxConfig.builder().sbxPath(path)", e);
         }
         SbxExecRun.Outcome outcome;
         try {

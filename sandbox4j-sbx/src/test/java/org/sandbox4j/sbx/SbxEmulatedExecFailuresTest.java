@@ -124,4 +124,28 @@ class SbxEmulatedExecFailuresTest {
             }
         }
     }
+
+    @Test
+    void anSbxThatCannotBeStartedIsTheHostsFaultAndNamesTheFix() throws IOException {
+        Path bin = Files.createDirectories(state.resolve("bin"));
+        Path sbx = Files.copy(SbxConformanceTest.EMULATOR, bin.resolve("sbx"));
+        Path away = bin.resolve("sbx.away");
+        SbxBackend own = new SbxBackend(SbxConfig.builder().sbxPath(sbx.toString())
+                .workspaceRoot(state.resolve("own-workspaces"))
+                .environment("SBX_EMULATOR_HOME", state.resolve("emulator").toString()).build());
+        try {
+            Sandbox sandbox = own.acquire(key, SPEC);
+            Files.move(sbx, away);
+            try {
+                assertThatThrownBy(() -> run(sandbox, Command.argv("true")))
+                        .isExactlyInstanceOf(org.sandbox4j.core.SandboxException.class)
+                        .hasMessageContaining("could not start " + sbx)
+                        .hasMessageContaining("SbxConfig.builder().sbxPath(path)");
+            } finally {
+                Files.move(away, sbx);
+            }
+        } finally {
+            own.disposeScope(key.scope(), key.threadId());
+        }
+    }
 }

@@ -76,6 +76,15 @@ public final class ExecRefusals {
     }
 
     /**
+     * As {@link #couldNotStart(String, String, IOException)}, with the step that makes the launcher
+     * startable (e.g. "install sbx or name it with SbxConfig.builder().sbxPath(path)").
+     */
+    public static SandboxException couldNotStart(String backendName, String launcher, String fix, IOException cause) {
+        return new SandboxException("backend '" + backendName + "' could not start " + launcher + ": "
+                + ErrorDetail.of(cause) + "; " + fix, cause);
+    }
+
+    /**
      * The exec's working directory does not exist in the guest: nothing ran. Every backend reports
      * this so, never as an exit code of the launcher or the command.
      */
