@@ -5,26 +5,22 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.SeekableByteChannel;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.BiFunction;
 
+import org.sandbox4j.core.spi.DirectoryHandles;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxLandingFailed;
@@ -57,6 +53,8 @@ import org.sandbox4j.core.SandboxOperationNotSupported;
  */
 public final class FileSystemSink implements OutputSink {
 
+    private static final String WITHOUT_HANDLES = "FileSystemSink cannot land files without following links; use "
+            + "another OutputSink on this platform";
     private static final String TEMPORARY_PREFIX = ".sandbox4j-landing-";
     private static final String TEMPORARY_SUFFIX = ".part";
     private static final Set<OpenOption> TEMPORARY_FILE_OPTIONS =
@@ -100,7 +98,7 @@ public final class FileSystemSink implements OutputSink {
             throw new UncheckedIOException("cannot create or resolve the landing root " + root, e);
         }
         try {
-            openDirectory(resolved).close();
+            DirectoryHandles.open(resolved, WITHOUT_HANDLES).close();
             return new FileSystemSink(resolved, display);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open the landing root " + resolved, e);
@@ -124,21 +122,18 @@ public final class FileSystemSink implements OutputSink {
     public LandedArtifact deliver(Artifact artifact) {
         String name = artifact.name();
         String[] segments = name.split("/");
-        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-        try {
-            opened.push(openDirectory(root));
+        try (DirectoryHandles opened = new DirectoryHandles()) {
+            opened.keep(DirectoryHandles.open(root, WITHOUT_HANDLES));
             Path hostDirectory = root;
             for (int i = 0; i < segments.length - 1; i++) {
-                opened.push(enter(opened.peek(), hostDirectory, segments[i], name));
+                opened.keep(enter(opened.last(), hostDirectory, segments[i], name));
                 hostDirectory = hostDirectory.resolve(segments[i]);
             }
-            land(opened.peek(), segments[segments.length - 1], artifact);
+            land(opened.last(), segments[segments.length - 1], artifact);
         } catch (ClosedByInterruptException interrupted) {
             throw new SandboxInterrupted("interrupted while landing " + GuestText.quote(name), interrupted);
         } catch (IOException | InvalidPathException e) {
             throw failed(name, "the host's file system refused the write", e);
-        } finally {
-            closeAll(opened);
         }
         Path destination = root.resolve(name);
         return new LandedArtifact(name, display.apply(artifact, destination), Optional.of(destination.toString()));
@@ -154,7 +149,7 @@ public final class FileSystemSink implements OutputSink {
     private SecureDirectoryStream<Path> enter(
             SecureDirectoryStream<Path> parent, Path hostParent, String segment, String name) throws IOException {
         Path child = root.getFileSystem().getPath(segment);
-        Optional<BasicFileAttributes> existing = attributesNoFollow(parent, child);
+        Optional<BasicFileAttributes> existing = DirectoryHandles.attributes(parent, child);
         if (existing.isEmpty()) {
             try {
                 Files.createDirectory(hostParent.resolve(segment));
@@ -167,7 +162,7 @@ public final class FileSystemSink implements OutputSink {
         try {
             return parent.newDirectoryStream(child, LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
-            Optional<BasicFileAttributes> now = attributesNoFollow(parent, child);
+            Optional<BasicFileAttributes> now = DirectoryHandles.attributes(parent, child);
             if (now.isPresent()) {
                 refuseUnlessDirectory(now.get(), segment, name);
             }
@@ -188,7 +183,7 @@ public final class FileSystemSink implements OutputSink {
     private void land(SecureDirectoryStream<Path> directory, String leaf, Artifact artifact) throws IOException {
         String name = artifact.name();
         Path target = root.getFileSystem().getPath(leaf);
-        Optional<BasicFileAttributes> existing = attributesNoFollow(directory, target);
+        Optional<BasicFileAttributes> existing = DirectoryHandles.attributes(directory, target);
         if (existing.isPresent()) {
             BasicFileAttributes attributes = existing.get();
             if (attributes.isSymbolicLink()) {
@@ -217,27 +212,6 @@ public final class FileSystemSink implements OutputSink {
         }
     }
 
-    private static Optional<BasicFileAttributes> attributesNoFollow(SecureDirectoryStream<Path> directory, Path entry)
-            throws IOException {
-        try {
-            return Optional.of(directory.getFileAttributeView(entry, BasicFileAttributeView.class,
-                    LinkOption.NOFOLLOW_LINKS).readAttributes());
-        } catch (NoSuchFileException absent) {
-            return Optional.empty();
-        }
-    }
-
-    private static SecureDirectoryStream<Path> openDirectory(Path directory) throws IOException {
-        DirectoryStream<Path> stream = Files.newDirectoryStream(directory);
-        if (stream instanceof SecureDirectoryStream<Path> secure) {
-            return secure;
-        }
-        stream.close();
-        throw new SandboxOperationNotSupported("this platform's file system offers no SecureDirectoryStream "
-                + "(openat-relative, no-follow access), so FileSystemSink cannot land files without following links; "
-                + "use another OutputSink on this platform");
-    }
-
     private static void deleteQuietly(SecureDirectoryStream<Path> directory, Path temporary) {
         try {
             directory.deleteFile(temporary);
@@ -246,15 +220,6 @@ public final class FileSystemSink implements OutputSink {
         }
     }
 
-    private static void closeAll(Deque<SecureDirectoryStream<Path>> opened) {
-        for (SecureDirectoryStream<Path> stream : opened) {
-            try {
-                stream.close();
-            } catch (IOException ignored) {
-                // Closing a directory handle cannot lose data.
-            }
-        }
-    }
 
     private static SandboxLandingNotConfined notConfined(String name, String reason) {
         return new SandboxLandingNotConfined("the artifact " + GuestText.quote(name) + " was not landed: " + reason

@@ -1,18 +1,15 @@
 package org.sandbox4j.core.spi;
 
-import org.sandbox4j.core.SandboxOperationNotSupported;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
-import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
@@ -103,12 +100,8 @@ public final class TreeRemoval {
         if (parentPath == null) {
             throw new IllegalArgumentException("refusing to remove the root directory");
         }
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(parentPath)) {
-            if (!(stream instanceof SecureDirectoryStream<Path> parent)) {
-                throw new SandboxOperationNotSupported("this platform's file system offers no SecureDirectoryStream "
-                        + "(openat-relative, no-follow access), so a tree cannot be removed without following links; "
-                        + "run on Linux");
-            }
+        try (SecureDirectoryStream<Path> parent = DirectoryHandles.open(parentPath,
+                "a tree cannot be removed without following links; run on Linux")) {
             new TreeRemoval(absolute, mode, deadline).removeEntry(parent, absolute.getFileName());
         } catch (NoSuchFileException gone) {
             // The parent itself is gone: so is the tree.
@@ -128,7 +121,7 @@ public final class TreeRemoval {
     }
 
     private void removeEntry(SecureDirectoryStream<Path> parent, Path name) throws IOException {
-        Optional<BasicFileAttributes> attributes = attributes(parent, name);
+        Optional<BasicFileAttributes> attributes = DirectoryHandles.attributes(parent, name);
         if (attributes.isEmpty()) {
             return;
         }
@@ -161,7 +154,7 @@ public final class TreeRemoval {
             }
             for (Path child : batch) {
                 checkDeadline(where);
-                Optional<BasicFileAttributes> attributes = attributes(directory, child);
+                Optional<BasicFileAttributes> attributes = DirectoryHandles.attributes(directory, child);
                 if (attributes.isEmpty()) {
                     continue;
                 }
@@ -253,7 +246,7 @@ public final class TreeRemoval {
                 }
             } catch (FileSystemException e) {
                 // Swapped for a link or a file since the stat: unlink what is there now, never follow it.
-                Optional<BasicFileAttributes> now = attributes(parent, name);
+                Optional<BasicFileAttributes> now = DirectoryHandles.attributes(parent, name);
                 if (now.isEmpty()) {
                     return Optional.empty();
                 }
@@ -277,7 +270,7 @@ public final class TreeRemoval {
             return false;
         }
         BasicFileAttributes viaPath = Files.readAttributes(where, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        Optional<BasicFileAttributes> viaHandle = attributes(parent, name);
+        Optional<BasicFileAttributes> viaHandle = DirectoryHandles.attributes(parent, name);
         if (!viaPath.isDirectory() || viaPath.isSymbolicLink() || viaHandle.isEmpty()
                 || viaPath.fileKey() == null || !viaPath.fileKey().equals(viaHandle.get().fileKey())) {
             return false;
@@ -332,16 +325,6 @@ public final class TreeRemoval {
                 + (cause == null ? "" : " (" + ErrorDetail.of(cause) + ")"), cause);
     }
 
-    /** The no-follow stat of {@code name} in the open {@code directory}; empty when nothing is there. */
-    static Optional<BasicFileAttributes> attributes(SecureDirectoryStream<Path> directory, Path name)
-            throws IOException {
-        try {
-            return Optional.of(directory.getFileAttributeView(name, BasicFileAttributeView.class,
-                    LinkOption.NOFOLLOW_LINKS).readAttributes());
-        } catch (NoSuchFileException absent) {
-            return Optional.empty();
-        }
-    }
 
     private static boolean isRealDirectory(BasicFileAttributes attributes) {
         return attributes.isDirectory() && !attributes.isSymbolicLink();

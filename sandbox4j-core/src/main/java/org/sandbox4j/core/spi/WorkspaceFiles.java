@@ -8,7 +8,6 @@ import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxIsADirectory;
 import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxNotARegularFile;
-import org.sandbox4j.core.SandboxOperationNotSupported;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -16,7 +15,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.file.DirectoryIteratorException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -30,9 +28,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -186,8 +182,7 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
         if (parts.isEmpty()) {
             return Optional.of(Stat.of(EntryKind.DIRECTORY));
         }
-        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-        try {
+        try (DirectoryHandles opened = new DirectoryHandles()) {
             Optional<SecureDirectoryStream<Path>> parent;
             try {
                 parent = openChain(root, parts.subList(0, parts.size() - 1), opened);
@@ -200,26 +195,21 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
             return attributes(parent.get(), name(parts.get(parts.size() - 1))).map(WorkspaceFiles::statOf);
         } catch (IOException e) {
             throw translate(e, absolute, "describe");
-        } finally {
-            closeAll(opened);
         }
     }
 
     @Override
     protected void write(SecureDirectoryStream<Path> root, String confined, byte[] content, String path) {
         List<String> parts = reachable(confined, path);
-        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-        try {
+        try (DirectoryHandles opened = new DirectoryHandles()) {
             SecureDirectoryStream<Path> directory = root;
             for (int i = 0; i < parts.size() - 1; i++) {
                 directory = enterOrCreate(root, directory, parts.get(i), guestPath(parts, i + 1), path);
-                opened.push(directory);
+                opened.keep(directory);
             }
             land(directory, parts.get(parts.size() - 1), content, path);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } finally {
-            closeAll(opened);
         }
     }
 
@@ -227,8 +217,7 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
     @Override
     protected byte[] read(SecureDirectoryStream<Path> root, String confined, Stat stat, long cap, String path) {
         List<String> parts = reachable(confined, path);
-        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-        try {
+        try (DirectoryHandles opened = new DirectoryHandles()) {
             SecureDirectoryStream<Path> parent = openChain(root, parts.subList(0, parts.size() - 1), opened)
                     .orElseThrow(() -> FileRefusals.goneDuringTheCall(path));
             Path leaf = name(parts.get(parts.size() - 1));
@@ -252,8 +241,6 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } finally {
-            closeAll(opened);
         }
     }
 
@@ -261,8 +248,7 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
     @Override
     protected Map<String, Stat> list(SecureDirectoryStream<Path> root, String confined, String path) {
         List<String> parts = reachable(confined, path);
-        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-        try {
+        try (DirectoryHandles opened = new DirectoryHandles()) {
             SecureDirectoryStream<Path> directory = openChain(root, parts, opened)
                     .orElseThrow(() -> FileRefusals.goneDuringTheCall(path));
             // The Path keeps the name's exact bytes for the no-follow stat.
@@ -285,8 +271,6 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
             return children;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } finally {
-            closeAll(opened);
         }
     }
 
@@ -298,8 +282,7 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
             throw new SandboxPathNotConfined(GuestText.quote(path) + " names the workspace's mount point "
                     + GuestText.quote(mountPoint) + " itself; refusing to remove the workspace");
         }
-        Deque<SecureDirectoryStream<Path>> opened = new ArrayDeque<>();
-        try {
+        try (DirectoryHandles opened = new DirectoryHandles()) {
             Optional<SecureDirectoryStream<Path>> parent = openChain(root, parts.subList(0, parts.size() - 1), opened);
             if (parent.isEmpty()) {
                 return;
@@ -320,8 +303,6 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
             removeTree(parent.get(), leaf, path, 0);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } finally {
-            closeAll(opened);
         }
     }
 
@@ -382,14 +363,8 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
     }
 
     private SecureDirectoryStream<Path> openWorkspace() throws IOException {
-        DirectoryStream<Path> stream = Files.newDirectoryStream(workspace);
-        if (stream instanceof SecureDirectoryStream<Path> secure) {
-            return secure;
-        }
-        stream.close();
-        throw new SandboxOperationNotSupported("this platform's file system offers no SecureDirectoryStream "
-                + "(openat-relative, no-follow access), so backend '" + backendName + "' cannot reach its workspace "
-                + "without following links; run it on Linux");
+        return DirectoryHandles.open(workspace, "backend '" + backendName + "' cannot reach its workspace without "
+                + "following links; run it on Linux");
     }
 
     /**
@@ -399,7 +374,7 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
      * @return the last directory ({@code root} for no parts), or empty when a component is missing
      */
     private Optional<SecureDirectoryStream<Path>> openChain(SecureDirectoryStream<Path> root, List<String> parts,
-            Deque<SecureDirectoryStream<Path>> opened) throws IOException {
+            DirectoryHandles opened) throws IOException {
         SecureDirectoryStream<Path> directory = root;
         for (int i = 0; i < parts.size(); i++) {
             Optional<SecureDirectoryStream<Path>> child = enter(directory, parts.get(i), guestPath(parts, i + 1));
@@ -407,7 +382,7 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
                 return Optional.empty();
             }
             directory = child.get();
-            opened.push(directory);
+            opened.keep(directory);
         }
         return Optional.of(directory);
     }
@@ -581,7 +556,7 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
 
     private static Optional<BasicFileAttributes> attributes(SecureDirectoryStream<Path> directory, Path entry)
             throws IOException {
-        return TreeRemoval.attributes(directory, entry);
+        return DirectoryHandles.attributes(directory, entry);
     }
 
     private static Stat statOf(BasicFileAttributes attributes) {
@@ -659,16 +634,6 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
         }
     }
 
-    private static void closeAll(Deque<SecureDirectoryStream<Path>> opened) {
-        for (SecureDirectoryStream<Path> stream : opened) {
-            try {
-                stream.close();
-            } catch (IOException ignored) {
-                // Closing a directory handle cannot lose data.
-            }
-        }
-        opened.clear();
-    }
 
     /** One component as a relative path for the open-directory calls; never a separator, '.' or '..'. */
     private Path name(String component) {
