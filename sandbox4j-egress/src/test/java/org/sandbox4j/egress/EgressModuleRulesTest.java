@@ -35,6 +35,7 @@ class EgressModuleRulesTest {
         assertThat(publicTypes).containsExactlyInAnyOrder(
                 "EgressRule", "EgressRule$Kind", "EgressPolicy", "EgressPolicy$Admission", "HostResolver",
                 "EgressProxy", "EgressProxy$Settings", "EgressDecision", "EgressDecision$Verdict",
+                "ProxySockets", "ProxySockets$Access",
                 "GuestProxyEnvironment", "GuestBridge", "GuestBridge$Tool");
         assertThat(MAIN.stream().filter(c -> c.getModifiers().contains(JavaModifier.PUBLIC))
                 .filter(c -> !c.isInterface() && !c.isEnum()))
