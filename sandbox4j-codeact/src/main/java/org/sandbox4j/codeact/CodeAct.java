@@ -1,6 +1,5 @@
 package org.sandbox4j.codeact;
 
-import java.lang.System.Logger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -9,22 +8,19 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Consumer;
 
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.FileStore;
 import org.sandbox4j.core.Identity;
-import org.sandbox4j.core.ReclaimFailure;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
 import org.sandbox4j.core.hosttools.HostToolAggregate;
 import org.sandbox4j.core.hosttools.HostToolRegistry;
-import org.sandbox4j.core.outputs.OutputSink;
+import org.sandbox4j.core.tool.KindBuilder;
 import org.sandbox4j.core.tool.SandboxTool;
-import org.sandbox4j.core.tool.SandboxedTool;
 
 /**
  * The {@code execute_code} kind: the model writes a short program, it runs in a closed sandbox,
@@ -92,13 +88,9 @@ public final class CodeAct {
         return new Builder(router, agentDir, context);
     }
 
-    /** Single-use builder; {@link #build()} validates. */
-    public static final class Builder {
-        private final SandboxRouter router;
-        private final String agentDir;
-        private final CallerContext context;
+    /** Single-use builder: core's {@link KindBuilder} settings and the kind's own; {@link #build()} validates. */
+    public static final class Builder extends KindBuilder<Builder> {
         private FileStore fileStore;
-        private OutputSink outputSink;
         private OutputMode outputs = OutputMode.NONE;
         private HostToolRegistry hostTools;
         private List<Language> languages = List.of(Language.PYTHON);
@@ -106,18 +98,11 @@ public final class CodeAct {
         private Egress egressWithoutHosts = Egress.CLOSED;
         private Duration execTimeout = DEFAULT_EXEC_TIMEOUT;
         private long maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES;
-        private TransferLimits filesIn = TransferLimits.DEFAULT;
-        private TransferLimits filesOut = DEFAULT_FILES_OUT;
-        private String image;
-        private String imageId;
-        private String workDir = SandboxSpec.DEFAULT_WORK_DIR;
-        private Consumer<ReclaimFailure> onReclaimFailure;
-        private Logger logger;
+        /** The spec's own settings the host gives (image, work dir, caps); the rest is derived in {@link #derive}. */
+        private final SandboxSpec.Builder hostSpec = SandboxSpec.builder(KIND).filesOut(DEFAULT_FILES_OUT);
 
         private Builder(SandboxRouter router, String agentDir, CallerContext context) {
-            this.router = router;
-            this.agentDir = Objects.requireNonNull(agentDir, "agentDir");
-            this.context = Objects.requireNonNull(context, "context");
+            super(router, agentDir, context);
         }
 
         /** The host's files the model may share with a call by name; without one, no {@code files} parameter. */
@@ -126,12 +111,7 @@ public final class CodeAct {
             return this;
         }
 
-        /** Where saved outputs land; required with an output mode, refused without one. */
-        public Builder outputSink(OutputSink sink) {
-            this.outputSink = sink;
-            return this;
-        }
-
+        /** What a call may hand back (default none); any mode but NONE needs an output sink, and NONE refuses one. */
         public Builder outputs(OutputMode mode) {
             this.outputs = Objects.requireNonNull(mode, "mode");
             return this;
@@ -187,39 +167,28 @@ public final class CodeAct {
 
         /** Caps on what one call writes into the sandbox: shared files plus the program (plus the shim). */
         public Builder filesIn(TransferLimits limits) {
-            this.filesIn = Objects.requireNonNull(limits, "limits");
+            hostSpec.filesIn(Objects.requireNonNull(limits, "limits"));
             return this;
         }
 
         /** Caps on what one call hands back. */
         public Builder filesOut(TransferLimits limits) {
-            this.filesOut = Objects.requireNonNull(limits, "limits");
+            hostSpec.filesOut(Objects.requireNonNull(limits, "limits"));
             return this;
         }
 
         public Builder image(String image) {
-            this.image = image;
+            hostSpec.image(image);
             return this;
         }
 
         public Builder imageId(String imageId) {
-            this.imageId = imageId;
+            hostSpec.imageId(imageId);
             return this;
         }
 
         public Builder workDir(String workDir) {
-            this.workDir = Objects.requireNonNull(workDir, "workDir");
-            return this;
-        }
-
-        /** Told about every call directory left behind in a sandbox (a data-retention failure). */
-        public Builder onReclaimFailure(Consumer<ReclaimFailure> handler) {
-            this.onReclaimFailure = handler;
-            return this;
-        }
-
-        public Builder logger(Logger logger) {
-            this.logger = logger;
+            hostSpec.workDir(Objects.requireNonNull(workDir, "workDir"));
             return this;
         }
 
@@ -241,7 +210,7 @@ public final class CodeAct {
          * @throws org.sandbox4j.core.SandboxPolicyRefusal the router cannot serve the spec
          */
         public Optional<SandboxTool> build() {
-            if (router == null || !router.enabled()) {
+            if (!backendConfigured()) {
                 return Optional.empty();
             }
             CodeActConfig config = derive();
@@ -260,16 +229,10 @@ public final class CodeAct {
 
         private SandboxTool bind(CodeActConfig config) {
             CodeActBody body = new CodeActBody(config);
-            return SandboxedTool.builder(TOOL_NAME, config.spec())
-                    .router(router)
-                    .context(context)
-                    .agentDir(agentDir)
+            return binding(TOOL_NAME, config.spec())
                     .description(ToolDescription.of(config))
                     .parametersSchema(ToolDescription.schema(config))
                     .requiresApproval(config.aggregate().map(HostToolAggregate::requiresApproval).orElse(false))
-                    .outputSink(outputSink)
-                    .onReclaimFailure(onReclaimFailure)
-                    .logger(logger)
                     .body(body)
                     .build()
                     .orElseThrow(); // the router has a backend: checked above
@@ -282,6 +245,8 @@ public final class CodeAct {
             if (maxOutputBytes < 1) {
                 throw new IllegalArgumentException("maxOutputBytes must be at least 1, not " + maxOutputBytes);
             }
+            SandboxSpec configured = hostSpec.build();
+            TransferLimits filesIn = configured.filesIn();
             boolean withHostTools = hostTools != null && hostTools.size() > 0;
             int transportFiles = withHostTools ? 2 : 1; // the program, plus the shim
             if (filesIn.maxFiles() < transportFiles) {
@@ -289,13 +254,13 @@ public final class CodeAct {
                         + "writes " + transportFiles + " (the program" + (withHostTools ? " and the host-tool shim" : "")
                         + "); raise filesIn.maxFiles");
             }
-            if (outputs == OutputMode.NONE && outputSink != null) {
+            if (outputs == OutputMode.NONE && givenOutputSink().isPresent()) {
                 throw new IllegalArgumentException("an output sink was given but the output mode is NONE, so nothing "
                         + "would ever land in it; choose OutputMode.DECLARED or MANIFEST, or drop the sink");
             }
-            if (outputs == OutputMode.MANIFEST && filesOut.maxFiles() < 2) {
+            if (outputs == OutputMode.MANIFEST && configured.filesOut().maxFiles() < 2) {
                 throw new IllegalArgumentException("OutputMode.MANIFEST needs filesOut.maxFiles of at least 2 (the "
-                        + "manifest itself and one output), not " + filesOut.maxFiles());
+                        + "manifest itself and one output), not " + configured.filesOut().maxFiles());
             }
             if (withHostTools) {
                 for (Language language : languages) {
@@ -313,19 +278,15 @@ public final class CodeAct {
             if (outputs != OutputMode.NONE || withHostTools) {
                 requires.add(Capability.FILES_OUT);
             }
-            SandboxSpec.Builder spec = SandboxSpec.builder(KIND)
-                    .workDir(workDir)
+            SandboxSpec spec = configured.toBuilder()
                     .requires(requires)
-                    .filesIn(filesIn)
-                    .filesOut(filesOut)
                     .outputsNamedAtCallTime(outputs != OutputMode.NONE)
                     .identities(aggregate.map(HostToolAggregate::identities).orElse(Set.<Identity>of()))
                     .egress(hosts.isEmpty() ? egressWithoutHosts : Egress.ALLOWLIST)
                     .egressAllow(hosts)
-                    .image(image)
-                    .imageId(imageId);
-            return new CodeActConfig(spec.build(), languages, Optional.ofNullable(fileStore), outputs,
-                    Optional.ofNullable(outputSink), Optional.ofNullable(hostTools).filter(r -> withHostTools),
+                    .build();
+            return new CodeActConfig(spec, languages, Optional.ofNullable(fileStore), outputs,
+                    givenOutputSink(), Optional.ofNullable(hostTools).filter(r -> withHostTools),
                     aggregate, execTimeout, maxOutputBytes);
         }
     }

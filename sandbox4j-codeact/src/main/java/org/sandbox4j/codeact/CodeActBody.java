@@ -1,6 +1,5 @@
 package org.sandbox4j.codeact;
 
-import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +15,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.DeclaredOutput;
 import org.sandbox4j.core.EntryKind;
-import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.FileStore;
@@ -188,8 +186,7 @@ final class CodeActBody implements ToolBody {
             } catch (SandboxInterrupted cancelled) {
                 throw cancelled;
             } catch (RuntimeException failure) {
-                call.logger().log(Level.WARNING, () -> call.toolName() + ": reading " + GuestText.quote(name)
-                        + " from the file store failed: " + ErrorDetail.of(failure));
+                call.logFailure("reading " + GuestText.quote(name) + " from the file store", failure);
                 content = Optional.empty();
             }
             byte[] bytes = content.orElseThrow(() -> new ToolRefusal("Error: " + GuestText.quote(name)
@@ -224,9 +221,7 @@ final class CodeActBody implements ToolBody {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (RuntimeException failure) {
-            call.logger().log(Level.WARNING, () -> call.toolName() + ": checking for " + command + " failed: "
-                    + ErrorDetail.of(failure));
-            throw new ToolRefusal(COULD_NOT_RUN, failure);
+            throw call.refusal("checking for " + command, failure, COULD_NOT_RUN);
         }
         return probe.exitCode() == 0;
     }
@@ -243,9 +238,7 @@ final class CodeActBody implements ToolBody {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (RuntimeException failure) {
-            call.logger().log(Level.WARNING, () -> call.toolName() + ": writing " + path + " failed: "
-                    + ErrorDetail.of(failure));
-            throw new ToolRefusal(COULD_NOT_WRITE, failure);
+            throw call.refusal("writing " + path, failure, COULD_NOT_WRITE);
         }
     }
 
@@ -263,8 +256,7 @@ final class CodeActBody implements ToolBody {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (RuntimeException failure) {
-            call.logger().log(Level.WARNING, () -> call.toolName() + ": the run failed: " + ErrorDetail.of(failure));
-            throw new ToolRefusal(COULD_NOT_RUN, failure);
+            throw call.refusal("the run", failure, COULD_NOT_RUN);
         }
     }
 
@@ -311,7 +303,7 @@ final class CodeActBody implements ToolBody {
         } catch (ToolRefusal refusal) {
             return Saved.failed(refusal.sentence());
         } catch (SandboxLandingFailed landing) {
-            call.logger().log(Level.WARNING, () -> call.toolName() + ": landing failed: " + ErrorDetail.of(landing));
+            call.logFailure("landing", landing);
             return Saved.failed("Error: the outputs could not all be saved; some may have been saved before the "
                     + "failure.");
         } catch (SandboxOutputException refused) {
@@ -320,8 +312,7 @@ final class CodeActBody implements ToolBody {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (RuntimeException failure) {
-            call.logger().log(Level.WARNING, () -> call.toolName() + ": saving outputs failed: "
-                    + ErrorDetail.of(failure));
+            call.logFailure("saving outputs", failure);
             return Saved.failed(NOT_SAVED);
         }
     }

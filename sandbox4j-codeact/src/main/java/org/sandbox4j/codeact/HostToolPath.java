@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 
-import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxInterrupted;
@@ -64,9 +63,7 @@ final class HostToolPath {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (RuntimeException failure) {
-            call.logger().log(Level.WARNING, () -> call.toolName() + ": the host-tool run failed: "
-                    + ErrorDetail.of(failure));
-            throw new ToolRefusal(CodeActBody.COULD_NOT_RUN, failure);
+            throw call.refusal("the host-tool run", failure, CodeActBody.COULD_NOT_RUN);
         }
     }
 

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 import dev.langchain4j.model.chat.request.json.JsonAnyOfSchema;
 import dev.langchain4j.model.chat.request.json.JsonArraySchema;
@@ -38,6 +39,13 @@ final class JsonSchemas {
             "additionalProperties");
     private static final Set<String> ANY_OF_KEYWORDS = Set.of("description", "anyOf");
     private static final Set<String> NULL_KEYWORDS = Set.of("type");
+
+    /** The scalar types, each with the element that carries it (and its description, the one other keyword). */
+    private static final Map<String, Function<String, JsonSchemaElement>> SCALARS = Map.of(
+            "string", description -> JsonStringSchema.builder().description(description).build(),
+            "integer", description -> JsonIntegerSchema.builder().description(description).build(),
+            "number", description -> JsonNumberSchema.builder().description(description).build(),
+            "boolean", description -> JsonBooleanSchema.builder().description(description).build());
 
     private JsonSchemas() {
     }
@@ -78,19 +86,12 @@ final class JsonSchemas {
             throw refused(tool, at, type == null ? "a schema without \"type\" cannot be represented"
                     : "\"type\" must be one type name; LangChain4j has no type lists (use anyOf)");
         }
+        Function<String, JsonSchemaElement> scalar = SCALARS.get(name);
+        if (scalar != null) {
+            allowOnly(tool, at, schema, SCALAR_KEYWORDS);
+            return scalar.apply(description(tool, at, schema));
+        }
         switch (name) {
-            case "string":
-                allowOnly(tool, at, schema, SCALAR_KEYWORDS);
-                return JsonStringSchema.builder().description(description(tool, at, schema)).build();
-            case "integer":
-                allowOnly(tool, at, schema, SCALAR_KEYWORDS);
-                return JsonIntegerSchema.builder().description(description(tool, at, schema)).build();
-            case "number":
-                allowOnly(tool, at, schema, SCALAR_KEYWORDS);
-                return JsonNumberSchema.builder().description(description(tool, at, schema)).build();
-            case "boolean":
-                allowOnly(tool, at, schema, SCALAR_KEYWORDS);
-                return JsonBooleanSchema.builder().description(description(tool, at, schema)).build();
             case "null":
                 allowOnly(tool, at, schema, NULL_KEYWORDS);
                 return new JsonNullSchema();

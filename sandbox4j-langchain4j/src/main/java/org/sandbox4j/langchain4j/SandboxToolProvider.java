@@ -1,13 +1,9 @@
 package org.sandbox4j.langchain4j;
 
-import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.Optional;
-import java.util.function.Function;
 
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.service.tool.ToolExecutor;
@@ -16,11 +12,8 @@ import dev.langchain4j.service.tool.ToolProviderRequest;
 import dev.langchain4j.service.tool.ToolProviderResult;
 
 import org.sandbox4j.core.CallerContext;
-import org.sandbox4j.core.FileListing;
-import org.sandbox4j.core.tool.CurrentConversation;
-import org.sandbox4j.core.tool.FrameworkCalls;
+import org.sandbox4j.core.tool.AdapterBuilder;
 import org.sandbox4j.core.tool.SandboxTool;
-import org.sandbox4j.core.tool.ToolSet;
 
 /**
  * sandbox4j kinds as LangChain4j tools. The conversation key of every call is
@@ -106,42 +99,11 @@ public final class SandboxToolProvider implements ToolProvider {
                 .build();
     }
 
-    /** Single-use builder. */
-    public static final class Builder {
-        private String scope;
-        private Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> toolFactory;
-        private FileListing fileListing = FileListing.ALL;
-        private ToolApproval approval;
+    /** Single-use builder: core's {@link AdapterBuilder} settings, with LangChain4j's {@link ToolApproval}. */
+    public static final class Builder extends AdapterBuilder<Builder, ToolApproval> {
 
         private Builder() {
-        }
-
-        /** The scope (tenant, user, application) of every key. */
-        public Builder scope(String scope) {
-            this.scope = scope;
-            return this;
-        }
-
-        /**
-         * Builds the tools for the context the provider supplies: its thread is the memory id of
-         * the call in progress. An empty {@code Optional} (a kind with no backend) is left out;
-         * without a factory the provider offers no tools.
-         */
-        public Builder tools(Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> factory) {
-            this.toolFactory = factory;
-            return this;
-        }
-
-        /** Which names of a file store the tools may use (default: all of them). */
-        public Builder fileListing(FileListing listing) {
-            this.fileListing = Objects.requireNonNull(listing, "listing");
-            return this;
-        }
-
-        /** Asked before each call of a tool that requires approval; such a tool is refused at build without it. */
-        public Builder approval(ToolApproval approval) {
-            this.approval = approval;
-            return this;
+            super(FRAMEWORK);
         }
 
         /**
@@ -154,16 +116,13 @@ public final class SandboxToolProvider implements ToolProvider {
          *                                        policy or an unsupported-capability refusal)
          */
         public SandboxToolProvider build() {
-            CurrentConversation conversations = new CurrentConversation();
-            List<SandboxTool> built = ToolSet.forFramework(FRAMEWORK)
-                    .approvalGiven(approval != null, "give SandboxToolProvider.builder().approval(...) that asks")
-                    .assemble(toolFactory, conversations.callerContext(scope, fileListing));
-            FrameworkCalls calls = new FrameworkCalls(FRAMEWORK, conversations, SandboxToolExecutor.LOG);
+            Assembled assembled = assemble("give SandboxToolProvider.builder().approval(...) that asks",
+                    SandboxToolExecutor.LOG);
             Map<ToolSpecification, ToolExecutor> tools = new LinkedHashMap<>();
-            for (SandboxTool tool : built) {
-                tools.put(specification(tool), new SandboxToolExecutor(tool, calls, Optional.ofNullable(approval)));
+            for (SandboxTool tool : assembled.tools()) {
+                tools.put(specification(tool), new SandboxToolExecutor(tool, assembled.calls(), givenApproval()));
             }
-            return new SandboxToolProvider(scope, Collections.unmodifiableMap(tools));
+            return new SandboxToolProvider(givenScope(), Collections.unmodifiableMap(tools));
         }
     }
 }

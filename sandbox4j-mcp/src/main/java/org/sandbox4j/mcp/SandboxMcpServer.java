@@ -28,8 +28,8 @@ import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
 
 import org.sandbox4j.core.CallerContext;
-import org.sandbox4j.core.FileListing;
 import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.core.tool.AdapterBuilder;
 import org.sandbox4j.core.tool.CallApproval;
 import org.sandbox4j.core.tool.CurrentConversation;
 import org.sandbox4j.core.tool.FrameworkCalls;
@@ -100,13 +100,13 @@ public final class SandboxMcpServer implements AutoCloseable {
     private final List<AutoCloseable> servings = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    private SandboxMcpServer(Builder b, List<SandboxTool> tools, FrameworkCalls calls,
-            Optional<SessionFileStore> sessionFiles) {
+    private SandboxMcpServer(Builder b, String scope, AdapterBuilder.Assembled assembled,
+            Optional<CallApproval> approval, Optional<SessionFileStore> sessionFiles) {
         this.router = b.router;
-        this.scope = b.scope;
-        this.tools = List.copyOf(tools);
-        this.calls = calls;
-        this.approval = Optional.ofNullable(b.approval);
+        this.scope = scope;
+        this.tools = assembled.tools();
+        this.calls = assembled.calls();
+        this.approval = approval;
         this.sessionFiles = sessionFiles;
         this.bearerToken = Optional.ofNullable(b.bearerToken);
         this.idleSessionTimeout = b.idleSessionTimeout;
@@ -317,16 +317,15 @@ public final class SandboxMcpServer implements AutoCloseable {
         }
     }
 
-    /** Single-use builder. */
-    public static final class Builder {
+    /**
+     * Single-use builder: core's {@link AdapterBuilder} settings, with the router, the session
+     * files and the transports' settings.
+     */
+    public static final class Builder extends AdapterBuilder<Builder, CallApproval> {
         private SandboxRouter router;
-        private String scope;
         private BiFunction<? super CallerContext, ? super SessionFileStore,
-                ? extends Collection<Optional<SandboxTool>>> toolFactory = (context, files) -> List.of();
-        private boolean factoryTakesFiles;
+                ? extends Collection<Optional<SandboxTool>>> filesToolFactory;
         private SessionFiles sessionFiles;
-        private FileListing fileListing = FileListing.ALL;
-        private CallApproval approval;
         private String bearerToken;
         private Duration idleSessionTimeout = DEFAULT_IDLE_SESSION_TIMEOUT;
         private String serverName = DEFAULT_SERVER_NAME;
@@ -334,6 +333,7 @@ public final class SandboxMcpServer implements AutoCloseable {
                 .orElse(UNKNOWN_VERSION);
 
         private Builder() {
+            super(FRAMEWORK);
         }
 
         /** The router the tools were built on: a closing session's sandboxes are disposed of through it. */
@@ -342,22 +342,11 @@ public final class SandboxMcpServer implements AutoCloseable {
             return this;
         }
 
-        /** The scope (tenant, user, application) of every key. */
-        public Builder scope(String scope) {
-            this.scope = scope;
-            return this;
-        }
-
-        /**
-         * Builds the tools for the context the server supplies: its thread is the MCP session of
-         * the call in progress. An empty {@code Optional} (a kind with no backend) is left out;
-         * without a factory the server lists no tools.
-         */
+        /** {@inheritDoc} The thread is the MCP session of the call in progress. */
+        @Override
         public Builder tools(Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> factory) {
-            Objects.requireNonNull(factory, "factory");
-            this.toolFactory = (context, files) -> factory.apply(context);
-            this.factoryTakesFiles = false;
-            return this;
+            this.filesToolFactory = null;
+            return super.tools(Objects.requireNonNull(factory, "factory"));
         }
 
         /**
@@ -368,8 +357,7 @@ public final class SandboxMcpServer implements AutoCloseable {
          */
         public Builder tools(BiFunction<? super CallerContext, ? super SessionFileStore,
                 ? extends Collection<Optional<SandboxTool>>> factory) {
-            this.toolFactory = Objects.requireNonNull(factory, "factory");
-            this.factoryTakesFiles = true;
+            this.filesToolFactory = Objects.requireNonNull(factory, "factory");
             return this;
         }
 
@@ -382,20 +370,13 @@ public final class SandboxMcpServer implements AutoCloseable {
             return this;
         }
 
-        /** Which names of a file store the tools may use (default: all of them). */
-        public Builder fileListing(FileListing listing) {
-            this.fileListing = Objects.requireNonNull(listing, "listing");
-            return this;
-        }
-
         /**
-         * Asked before each call of a tool that requires approval (only those), with the MCP session
-         * id as the thread; without it, or {@link #approvalByClient()}, such a tool is refused at
-         * build. A {@code false}, or a throw, gives the model {@link FrameworkCalls#NOT_APPROVED}.
+         * {@inheritDoc} The thread it is asked with is the MCP session id; {@link #approvalByClient()}
+         * is the other way to offer such a tool.
          */
+        @Override
         public Builder approval(CallApproval approval) {
-            this.approval = Objects.requireNonNull(approval, "approval");
-            return this;
+            return super.approval(Objects.requireNonNull(approval, "approval"));
         }
 
         /**
@@ -405,8 +386,7 @@ public final class SandboxMcpServer implements AutoCloseable {
          * cannot tell whether one did.
          */
         public Builder approvalByClient() {
-            this.approval = CLIENT_ASKS;
-            return this;
+            return super.approval(CLIENT_ASKS);
         }
 
         /** HTTP only: requests must carry {@code Authorization: Bearer <token>}, or get 401. */
@@ -448,7 +428,7 @@ public final class SandboxMcpServer implements AutoCloseable {
                 throw new IllegalArgumentException("the idle session timeout must be positive, not "
                         + idleSessionTimeout);
             }
-            if (factoryTakesFiles && sessionFiles == null) {
+            if (filesToolFactory != null && sessionFiles == null) {
                 throw new IllegalStateException("the tool factory takes the session files, but none are enabled; "
                         + "call sessionFiles(SessionFiles.builder().root(...).build()), or give a factory of the "
                         + "context alone");
@@ -456,17 +436,14 @@ public final class SandboxMcpServer implements AutoCloseable {
             CurrentConversation sessions = new CurrentConversation();
             Optional<SessionFileStore> files = Optional.ofNullable(sessionFiles)
                     .map(limits -> new SessionFileStore(limits, () -> sessions.thread().orElse(null)));
-            ToolSet rules = ToolSet.forFramework(FRAMEWORK)
-                    .approvalGiven(approval != null, "give SandboxMcpServer.builder().approval(...) that asks, or "
-                            + "approvalByClient() if the MCP client asks a person before each call of a tool marked "
-                            + "destructive");
+            ToolSet rules = rules("give SandboxMcpServer.builder().approval(...) that asks, or approvalByClient() if "
+                    + "the MCP client asks a person before each call of a tool marked destructive");
             if (files.isPresent()) {
                 rules = rules.reserving(SessionFiles.TOOL_NAMES, "the session files' tools");
             }
-            List<SandboxTool> tools = rules.assemble(context -> toolFactory.apply(context, files.orElse(null)),
-                    sessions.callerContext(scope, fileListing));
-            FrameworkCalls calls = new FrameworkCalls(FRAMEWORK, sessions, ToolBridge.LOG);
-            return new SandboxMcpServer(this, tools, calls, files);
+            Assembled assembled = assemble(rules, sessions, filesToolFactory == null ? givenToolFactory()
+                    : context -> filesToolFactory.apply(context, files.orElse(null)), ToolBridge.LOG);
+            return new SandboxMcpServer(this, givenScope(), assembled, givenApproval(), files);
         }
     }
 }

@@ -23,8 +23,14 @@ import java.util.Objects;
  * <p>Each MCP session gets its own directory under the root, named by the SHA-256 of its session
  * id, made at its first write and deleted when the session closes (and when the server closes).
  * A cap is never met by truncating: a write that would break one is refused whole. Immutable.
+ *
+ * @param root          the host directory holding every session's area (host configuration: trusted,
+ *                      made if missing); held absolute and normalized
+ * @param maxFileBytes  the largest file one session may hold, in bytes
+ * @param maxFiles      how many files one session may hold
+ * @param maxTotalBytes how many bytes one session's files may hold together
  */
-public final class SessionFiles {
+public record SessionFiles(Path root, long maxFileBytes, int maxFiles, long maxTotalBytes) {
 
     /** The largest file a session may hold, unless the host says otherwise: 1 MiB. */
     public static final long DEFAULT_MAX_FILE_BYTES = 1024L * 1024;
@@ -50,40 +56,25 @@ public final class SessionFiles {
     /** The file tools, in the order the server lists them (after the factory's tools). */
     public static final List<String> TOOL_NAMES = List.of(WRITE_FILE, READ_FILE, LIST_FILES, DELETE_FILE);
 
-    private final Path root;
-    private final long maxFileBytes;
-    private final int maxFiles;
-    private final long maxTotalBytes;
-
-    private SessionFiles(Builder b) {
-        this.root = b.root.toAbsolutePath().normalize();
-        this.maxFileBytes = b.maxFileBytes;
-        this.maxFiles = b.maxFiles;
-        this.maxTotalBytes = b.maxTotalBytes;
+    /**
+     * @throws NullPointerException     no root
+     * @throws IllegalArgumentException a cap below 1, or a per-file cap above the total
+     */
+    public SessionFiles {
+        Objects.requireNonNull(root, "root: name the host directory the session file areas go under");
+        if (maxFileBytes < 1 || maxFiles < 1 || maxTotalBytes < 1) {
+            throw new IllegalArgumentException("every session-file cap must be at least 1, not maxFileBytes="
+                    + maxFileBytes + ", maxFiles=" + maxFiles + ", maxTotalBytes=" + maxTotalBytes);
+        }
+        if (maxFileBytes > maxTotalBytes) {
+            throw new IllegalArgumentException("maxFileBytes (" + maxFileBytes + ") is above maxTotalBytes ("
+                    + maxTotalBytes + "), so no file could ever reach it; lower maxFileBytes or raise maxTotalBytes");
+        }
+        root = root.toAbsolutePath().normalize();
     }
 
     public static Builder builder() {
         return new Builder();
-    }
-
-    /** The host directory holding every session's area (host configuration: trusted, made if missing). */
-    public Path root() {
-        return root;
-    }
-
-    /** The largest file one session may hold, in bytes. */
-    public long maxFileBytes() {
-        return maxFileBytes;
-    }
-
-    /** How many files one session may hold. */
-    public int maxFiles() {
-        return maxFiles;
-    }
-
-    /** How many bytes one session's files may hold together. */
-    public long maxTotalBytes() {
-        return maxTotalBytes;
     }
 
     @Override
@@ -132,16 +123,7 @@ public final class SessionFiles {
          * @throws IllegalArgumentException a cap below 1, or a per-file cap above the total
          */
         public SessionFiles build() {
-            Objects.requireNonNull(root, "root: name the host directory the session file areas go under");
-            if (maxFileBytes < 1 || maxFiles < 1 || maxTotalBytes < 1) {
-                throw new IllegalArgumentException("every session-file cap must be at least 1, not maxFileBytes="
-                        + maxFileBytes + ", maxFiles=" + maxFiles + ", maxTotalBytes=" + maxTotalBytes);
-            }
-            if (maxFileBytes > maxTotalBytes) {
-                throw new IllegalArgumentException("maxFileBytes (" + maxFileBytes + ") is above maxTotalBytes ("
-                        + maxTotalBytes + "), so no file could ever reach it; lower maxFileBytes or raise maxTotalBytes");
-            }
-            return new SessionFiles(this);
+            return new SessionFiles(root, maxFileBytes, maxFiles, maxTotalBytes);
         }
     }
 }

@@ -45,10 +45,10 @@ public final class SandboxToolCallback implements ToolCallback {
     private final ToolDefinition definition;
     private final String conversationIdKey;
     private final FrameworkCalls calls;
-    private final Optional<CallApproval> approval;
+    private final Optional<? extends CallApproval> approval;
 
     SandboxToolCallback(SandboxTool tool, String conversationIdKey, FrameworkCalls calls,
-            Optional<CallApproval> approval) {
+            Optional<? extends CallApproval> approval) {
         this.tool = Objects.requireNonNull(tool, "tool");
         this.definition = ToolDefinition.builder()
                 .name(tool.name())

@@ -1,18 +1,10 @@
 package org.sandbox4j.springai;
 
-import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.function.Function;
 
 import org.sandbox4j.core.CallerContext;
-import org.sandbox4j.core.FileListing;
-import org.sandbox4j.core.tool.CallApproval;
-import org.sandbox4j.core.tool.CurrentConversation;
-import org.sandbox4j.core.tool.FrameworkCalls;
-import org.sandbox4j.core.tool.SandboxTool;
-import org.sandbox4j.core.tool.ToolSet;
+import org.sandbox4j.core.tool.AdapterBuilder;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.ToolCallbackProvider;
@@ -92,51 +84,17 @@ public final class SandboxToolCallbackProvider implements ToolCallbackProvider {
         return "SandboxToolCallbackProvider" + toolNames();
     }
 
-    /** Single-use builder. */
-    public static final class Builder {
-        private String scope;
-        private Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> toolFactory;
+    /** Single-use builder: core's {@link AdapterBuilder} settings, and where the conversation id is read from. */
+    public static final class Builder extends AdapterBuilder<Builder, ToolCallApproval> {
         private String conversationIdKey = DEFAULT_CONVERSATION_ID_KEY;
-        private FileListing fileListing = FileListing.ALL;
-        private ToolCallApproval approval;
 
         private Builder() {
-        }
-
-        /** The scope (tenant, user, application) of every key. */
-        public Builder scope(String scope) {
-            this.scope = scope;
-            return this;
-        }
-
-        /**
-         * Builds the tools for the context the provider supplies: its thread is the conversation of
-         * the call in progress. An empty {@code Optional} (a kind with no backend) is left out;
-         * without a factory the provider offers no tools.
-         */
-        public Builder tools(Function<? super CallerContext, ? extends Collection<Optional<SandboxTool>>> factory) {
-            this.toolFactory = factory;
-            return this;
+            super(FRAMEWORK);
         }
 
         /** The tool-context key holding the conversation id (default {@link #DEFAULT_CONVERSATION_ID_KEY}). */
         public Builder conversationIdKey(String key) {
             this.conversationIdKey = key;
-            return this;
-        }
-
-        /** Which names of a file store the tools may use (default: all of them). */
-        public Builder fileListing(FileListing listing) {
-            this.fileListing = Objects.requireNonNull(listing, "listing");
-            return this;
-        }
-
-        /**
-         * Asked before each call of a tool that requires approval (only those); without it such a
-         * tool is refused at build.
-         */
-        public Builder approval(ToolCallApproval approval) {
-            this.approval = approval;
             return this;
         }
 
@@ -152,18 +110,12 @@ public final class SandboxToolCallbackProvider implements ToolCallbackProvider {
             if (conversationIdKey.isBlank()) {
                 throw new IllegalArgumentException("the conversation id key cannot be blank");
             }
-            CurrentConversation conversations = new CurrentConversation();
-            List<SandboxTool> tools = ToolSet.forFramework(FRAMEWORK)
-                    .approvalGiven(approval != null, "give SandboxToolCallbackProvider.builder().approval(...) "
-                            + "(or a ToolCallApproval bean) that asks")
-                    .assemble(toolFactory, conversations.callerContext(scope, fileListing));
-            FrameworkCalls calls = new FrameworkCalls(FRAMEWORK, conversations,
-                    System.getLogger(SandboxToolCallback.class.getName()));
-            Optional<CallApproval> gate = Optional.ofNullable(approval);
-            List<SandboxToolCallback> callbacks = tools.stream()
-                    .map(tool -> new SandboxToolCallback(tool, conversationIdKey, calls, gate))
+            Assembled assembled = assemble("give SandboxToolCallbackProvider.builder().approval(...) "
+                    + "(or a ToolCallApproval bean) that asks", System.getLogger(SandboxToolCallback.class.getName()));
+            List<SandboxToolCallback> callbacks = assembled.tools().stream()
+                    .map(tool -> new SandboxToolCallback(tool, conversationIdKey, assembled.calls(), givenApproval()))
                     .toList();
-            return new SandboxToolCallbackProvider(scope, conversationIdKey, callbacks);
+            return new SandboxToolCallbackProvider(givenScope(), conversationIdKey, callbacks);
         }
     }
 }

@@ -56,7 +56,8 @@ public final class FrameworkCalls {
      * @param argumentsJson the model's arguments as JSON text, as the framework handed them over
      * @param approval      asked only when the tool requires approval
      */
-    public ToolResult call(SandboxTool tool, String thread, String argumentsJson, Optional<CallApproval> approval) {
+    public ToolResult call(SandboxTool tool, String thread, String argumentsJson,
+            Optional<? extends CallApproval> approval) {
         Objects.requireNonNull(thread, "thread");
         if (tool.requiresApproval() && !approved(tool.name(), argumentsJson, thread, approval)) {
             return ToolResult.error(NOT_APPROVED);
@@ -81,7 +82,8 @@ public final class FrameworkCalls {
         }
     }
 
-    private boolean approved(String toolName, String argumentsJson, String thread, Optional<CallApproval> approval) {
+    private boolean approved(String toolName, String argumentsJson, String thread,
+            Optional<? extends CallApproval> approval) {
         if (approval.isEmpty()) {
             logger.log(Level.ERROR, () -> toolName + ": requires approval and the " + framework + " adapter has "
                     + "none, so the call was not approved");

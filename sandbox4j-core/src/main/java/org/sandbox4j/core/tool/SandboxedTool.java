@@ -22,7 +22,6 @@ import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.outputs.OutputSink;
 import org.sandbox4j.core.outputs.Outputs;
 
 /**
@@ -172,21 +171,18 @@ public final class SandboxedTool {
         return a.compareTo(b) <= 0 ? a : b;
     }
 
-    /** Single-use builder; {@link #build()} validates in the reference's order. */
-    public static final class Builder {
+    /**
+     * Single-use builder: the {@link KindBuilder} settings, each by a setter, and the kind's own
+     * shape; {@link #build()} validates in the reference's order.
+     */
+    public static final class Builder extends KindBuilder<Builder> {
         private final String name;
         private final SandboxSpec spec;
-        private SandboxRouter router;
-        private CallerContext context;
-        private String agentDir;
         private String description;
         private String parametersSchema = "{\"type\":\"object\",\"properties\":{}}";
         private boolean requiresApproval;
         private ToolBody body;
-        private OutputSink outputSink;
-        private Consumer<ReclaimFailure> onReclaimFailure;
         private Duration reclaimTimeout = DEFAULT_RECLAIM_TIMEOUT;
-        private Logger logger;
 
         private Builder(String name, SandboxSpec spec) {
             this.name = Objects.requireNonNull(name, "name");
@@ -231,25 +227,8 @@ public final class SandboxedTool {
             return this;
         }
 
-        /** The sink the body lands artifacts into; required when the spec lands any. */
-        public Builder outputSink(OutputSink sink) {
-            this.outputSink = sink;
-            return this;
-        }
-
-        /** Told about every call directory left behind (a data-retention failure). */
-        public Builder onReclaimFailure(Consumer<ReclaimFailure> handler) {
-            this.onReclaimFailure = handler;
-            return this;
-        }
-
         public Builder reclaimTimeout(Duration bound) {
             this.reclaimTimeout = bound;
-            return this;
-        }
-
-        public Builder logger(Logger logger) {
-            this.logger = logger;
             return this;
         }
 
@@ -261,7 +240,7 @@ public final class SandboxedTool {
          * @throws org.sandbox4j.core.SandboxPolicyRefusal the router cannot serve the spec
          */
         public Optional<SandboxTool> build() {
-            if (router == null || !router.enabled()) {
+            if (!backendConfigured()) {
                 return Optional.empty();
             }
             if (name.isBlank()) {

@@ -15,7 +15,6 @@ import org.sandbox4j.core.NoSandboxBackend;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxKey;
-import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxThreadContextMissing;
 
@@ -32,6 +31,9 @@ public final class ToolCall {
     static final String NOT_INSTALLED = "Error: the sandbox backend is not installed — degrading to T0";
     static final String NO_BACKEND = "Error: no sandbox backend is configured — degrading to T0";
     static final String UNAVAILABLE = "Error: sandbox unavailable — degrading to T0 (LLM self-check only)";
+
+    /** The step {@link #acquire} logs a failure of. */
+    private static final String ACQUIRE = "acquire";
 
     private final SandboxedTool tool;
     private final String callId = UUID.randomUUID().toString().replace("-", "").substring(0, CALL_ID_HEX_DIGITS);
@@ -84,9 +86,7 @@ public final class ToolCall {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (RuntimeException failure) {
-            tool.logger().log(Level.WARNING, () -> tool.name() + ": listing the file store failed: "
-                    + ErrorDetail.of(failure));
-            throw new ToolRefusal("Error: could not list the file store", failure);
+            throw refusal("listing the file store", failure, "Error: could not list the file store");
         }
     }
 
@@ -106,17 +106,13 @@ public final class ToolCall {
         } catch (SandboxInterrupted cancelled) {
             throw cancelled;
         } catch (LinkageError missing) {
-            log(missing);
-            throw new ToolRefusal(NOT_INSTALLED, missing);
+            throw refusal(ACQUIRE, missing, NOT_INSTALLED);
         } catch (NoSandboxBackend none) {
-            log(none);
-            throw new ToolRefusal(NO_BACKEND, none);
+            throw refusal(ACQUIRE, none, NO_BACKEND);
         } catch (IllegalArgumentException stackAuthored) {
-            log(stackAuthored);
-            throw new ToolRefusal("Error: " + stackAuthored.getMessage(), stackAuthored);
+            throw refusal(ACQUIRE, stackAuthored, "Error: " + stackAuthored.getMessage());
         } catch (RuntimeException failure) {
-            log(failure);
-            throw new ToolRefusal(UNAVAILABLE, failure);
+            throw refusal(ACQUIRE, failure, UNAVAILABLE);
         }
         synchronized (this) {
             if (!closed) {
@@ -154,8 +150,21 @@ public final class ToolCall {
         return new LinkedHashMap<>(acquired);
     }
 
-    private void log(Throwable failure) {
+    /**
+     * Logs, for the host alone, that {@code step} of this call failed: {@code "<tool>: <step>
+     * failed: <detail>"}. The model is told a fixed sentence instead ({@link #refusal}).
+     */
+    public void logFailure(String step, Throwable failure) {
         // The tool name may hold '%'; the supplier form never formats it.
-        tool.logger().log(Level.WARNING, () -> tool.name() + ": acquire failed: " + ErrorDetail.of(failure));
+        tool.logger().log(Level.WARNING, () -> tool.name() + ": " + step + " failed: " + ErrorDetail.of(failure));
+    }
+
+    /**
+     * {@link #logFailure}, and the refusal that tells the model {@code sentence} in place of the
+     * detail; for the body to throw.
+     */
+    public ToolRefusal refusal(String step, Throwable failure, String sentence) {
+        logFailure(step, failure);
+        return new ToolRefusal(sentence, failure);
     }
 }
