@@ -47,8 +47,9 @@ abstract class InventoryCommand implements Callable<Integer> {
 
     /**
      * Asks every inventory-keeping backend that opens here, letting each go after, and returns
-     * the answers in {@link KnownBackend} order; the others are named with --verbose. docker opens only with an image configured (its
-     * backend is built around one) and its engine answering.
+     * the answers in {@link KnownBackend} order; the others are named with --verbose. docker
+     * opens only with an image configured (its backend is built around one) and its engine
+     * answering.
      */
     <T> List<T> askEachInventory(Function<SandboxInventory, T> question) {
         List<T> answers = new ArrayList<>();
