@@ -141,6 +141,17 @@ enum KnownBackend {
         }
     }
 
+    /** Lets go of a backend {@link #open} built, stopping what it started (egress proxies). */
+    static void release(SandboxBackend backend) {
+        if (backend instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                // Quiet: at exit nothing is left to tell the user, and listing starts no proxy.
+            }
+        }
+    }
+
     /**
      * An engine that does not answer, said for a command-line user (the flag and variable, not the
      * builder), with the transport's innermost reason.

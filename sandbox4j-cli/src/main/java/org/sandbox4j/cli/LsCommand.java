@@ -4,55 +4,37 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 
 import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 /** {@code sandbox4j ls}: the sandboxes the backends' own records hold, for a scope or one thread. */
 @Command(name = "ls", mixinStandardHelpOptions = true,
         description = "List the sandboxes the backends' own records hold (not this process's memory) for a scope, "
                 + "or one --thread of it.")
-final class LsCommand implements Callable<Integer> {
+final class LsCommand extends InventoryCommand {
 
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss")
             .withZone(ZoneId.systemDefault());
-
-    @ParentCommand
-    Sandbox4jCommand root;
-
-    @Mixin
-    ConversationOptions conversation = new ConversationOptions();
-
-    @Mixin
-    DockerOptions docker = new DockerOptions();
 
     @Option(names = "--json", description = "Answer as a JSON array.")
     boolean json;
 
     @Override
     public Integer call() {
-        SandboxQuery query = Inventories.query(root, conversation);
-        List<SandboxListing> listings = new ArrayList<>();
-        for (Inventories.Opened opened : Inventories.open(root, docker)) {
-            try (opened) {
-                listings.addAll(opened.inventory().list(query));
-            }
-        }
+        SandboxQuery query = query();
+        List<SandboxListing> listings = askEachInventory(inventory -> inventory.list(query)).stream()
+                .flatMap(List::stream).toList();
         if (json) {
             System.out.println(listings.stream().map(LsCommand::json).collect(Collectors.joining(",", "[", "]")));
         } else if (listings.isEmpty()) {
-            root.console().warn("no sandboxes for scope '" + query.scope() + "'"
-                    + query.threadId().map(thread -> ", thread '" + thread + "'").orElse(""));
+            root.console().warn("no sandboxes for " + described(query));
         } else {
             String format = "%-11s %-36s %-9s %-14s %-19s %s%n";
             System.out.printf(format, "BACKEND", "SANDBOX", "KIND", "THREAD", "CREATED", "LAST USED");

@@ -19,37 +19,19 @@ import org.sandbox4j.core.SandboxRouter;
  * One invocation of {@code run} or {@code exec}: the backend, a router with the floor, and the
  * conversation key. A thread the user did not name is this invocation's alone, and its sandbox is
  * disposed of when the invocation ends; a named thread keeps its sandbox warm for the next one.
+ *
+ * @param scope     the scope every key of this invocation carries
+ * @param ownThread whether {@code thread} was made for this invocation (then its sandbox goes with it)
+ * @param noNetwork what no network means when {@code allow} is empty: closed, or deny-all
  */
-final class Session implements AutoCloseable {
+record Session(SandboxBackend backend, SandboxRouter router, String scope, String thread, boolean ownThread,
+        Console console, Duration timeout, List<String> allow, Egress noNetwork) implements AutoCloseable {
 
     /** The agent directory every key of the command carries: run and exec share a thread's sandbox. */
     static final String AGENT = "sandbox4j-cli";
     /** Random bytes in a per-invocation thread id. */
     private static final int THREAD_RANDOM_BYTES = 8;
     private static final SecureRandom RANDOM = new SecureRandom();
-
-    private final SandboxBackend backend;
-    private final SandboxRouter router;
-    private final String scope;
-    private final String thread;
-    private final boolean ownThread;
-    private final Console console;
-    private final Duration timeout;
-    private final List<String> allow;
-    private final Egress noNetwork;
-
-    private Session(SandboxBackend backend, SandboxRouter router, String scope, String thread, boolean ownThread,
-            Console console, Duration timeout, List<String> allow, Egress noNetwork) {
-        this.backend = backend;
-        this.router = router;
-        this.scope = scope;
-        this.thread = thread;
-        this.ownThread = ownThread;
-        this.console = console;
-        this.timeout = timeout;
-        this.allow = allow;
-        this.noNetwork = noNetwork;
-    }
 
     /**
      * Resolves the settings, builds the backend and the router.
@@ -85,7 +67,7 @@ final class Session implements AutoCloseable {
         try {
             router = SandboxRouter.builder().backend(backend).minIsolation(floor).build();
         } catch (SandboxBackendNotPermitted refused) {
-            close(backend);
+            KnownBackend.release(backend);
             throw CliFailure.refused(Refusals.belowFloor(known, declared, floor, configuration, options.floor));
         }
         return new Session(backend, router, scope, thread, ownThread, console, timeout, allow, noNetwork);
@@ -97,43 +79,13 @@ final class Session implements AutoCloseable {
         return bytes;
     }
 
-    SandboxRouter router() {
-        return router;
-    }
-
-    SandboxBackend backend() {
-        return backend;
-    }
-
     /** Scope and thread for the tool glue, fixed for this invocation; the CLI shares no host files by listing. */
     CallerContext context() {
         return CallerContext.of(() -> scope, () -> thread, FileListing.ALL);
     }
 
-    /** The scope every key of this invocation carries. */
-    String scope() {
-        return scope;
-    }
-
     SandboxKey key() {
         return new SandboxKey(scope, thread, AGENT);
-    }
-
-    Console console() {
-        return console;
-    }
-
-    Duration timeout() {
-        return timeout;
-    }
-
-    List<String> allow() {
-        return allow;
-    }
-
-    /** What no network means when {@link #allow()} is empty: closed, or deny-all. */
-    Egress noNetwork() {
-        return noNetwork;
     }
 
     /** Disposes of this invocation's own sandbox (a named thread's stays warm), then lets the backend go. */
@@ -143,16 +95,6 @@ final class Session implements AutoCloseable {
             int disposed = router.disposeScope(scope, thread);
             console.detail("disposed of " + disposed + " sandbox(es) of this invocation's thread");
         }
-        close(backend);
-    }
-
-    private static void close(SandboxBackend backend) {
-        if (backend instanceof AutoCloseable closeable) {
-            try {
-                closeable.close();
-            } catch (Exception e) {
-                // Stopping proxies at exit: nothing left to tell the user.
-            }
-        }
+        KnownBackend.release(backend);
     }
 }

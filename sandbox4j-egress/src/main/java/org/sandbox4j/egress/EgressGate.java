@@ -31,7 +31,7 @@ final class EgressGate {
     }
 
     /** Answer {@code status} with the one-line {@code reason}; connect to nothing. */
-    record Refuse(int status, String reason) implements Outcome {
+    record Refuse(HttpStatus status, String reason) implements Outcome {
     }
 
     static Outcome decide(EgressPolicy policy, HostResolver resolver, String host, int port) {

@@ -370,7 +370,7 @@ public final class EgressProxy implements AutoCloseable {
             client.configureBlocking(false);
             // A 503 is small enough for an empty socket buffer; a client that filled its own
             // buffer without reading loses the answer rather than stalling the acceptor.
-            client.write(ByteBuffer.wrap(HttpStatus.response(HttpStatus.SERVICE_UNAVAILABLE, reason)));
+            client.write(ByteBuffer.wrap(HttpStatus.SERVICE_UNAVAILABLE.response(reason)));
         } catch (IOException e) {
             // The client left; the decision is recorded all the same.
         }

@@ -43,36 +43,38 @@ final class InternalAddresses {
 
     /** Most specific first: the metadata address is named before the link-local range holding it. */
     static final List<Range> IPV4_RANGES = List.of(
-            v4("cloud metadata 169.254.169.254", 32, 169, 254, 169, 254),
-            v4("unspecified 0.0.0.0/8", 8, 0, 0, 0, 0),
-            v4("private 10.0.0.0/8", 8, 10, 0, 0, 0),
-            v4("shared address space (CGNAT) 100.64.0.0/10", 10, 100, 64, 0, 0),
-            v4("loopback 127.0.0.0/8", 8, 127, 0, 0, 0),
-            v4("link-local 169.254.0.0/16", 16, 169, 254, 0, 0),
-            v4("private 172.16.0.0/12", 12, 172, 16, 0, 0),
-            v4("IETF protocol assignments 192.0.0.0/24", 24, 192, 0, 0, 0),
-            v4("private 192.168.0.0/16", 16, 192, 168, 0, 0),
-            v4("benchmarking 198.18.0.0/15", 15, 198, 18, 0, 0),
-            v4("multicast 224.0.0.0/4", 4, 224, 0, 0, 0),
-            v4("broadcast 255.255.255.255", 32, 255, 255, 255, 255),
-            v4("reserved 240.0.0.0/4", 4, 240, 0, 0, 0));
+            internal("cloud metadata", "169.254.169.254"),
+            internal("unspecified", "0.0.0.0/8"),
+            internal("private", "10.0.0.0/8"),
+            internal("shared address space (CGNAT)", "100.64.0.0/10"),
+            internal("loopback", "127.0.0.0/8"),
+            internal("link-local", "169.254.0.0/16"),
+            internal("private", "172.16.0.0/12"),
+            internal("IETF protocol assignments", "192.0.0.0/24"),
+            internal("private", "192.168.0.0/16"),
+            internal("benchmarking", "198.18.0.0/15"),
+            internal("multicast", "224.0.0.0/4"),
+            internal("broadcast", "255.255.255.255"),
+            internal("reserved", "240.0.0.0/4"));
 
     static final List<Range> IPV6_RANGES = List.of(
-            v6("unspecified ::", 128),
-            v6("loopback ::1", 128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1),
-            v6("cloud metadata fd00:ec2::254", 128, 0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54),
-            v6("unique-local fc00::/7", 7, 0xfc),
-            v6("link-local fe80::/10", 10, 0xfe, 0x80),
-            v6("site-local fec0::/10", 10, 0xfe, 0xc0),
-            v6("multicast ff00::/8", 8, 0xff),
-            v6("local-use NAT64 64:ff9b:1::/48", 48, 0, 0x64, 0xff, 0x9b, 0, 1));
+            internal("unspecified", "::"),
+            internal("loopback", "::1"),
+            internal("cloud metadata", "fd00:ec2::254"),
+            internal("unique-local", "fc00::/7"),
+            internal("link-local", "fe80::/10"),
+            internal("site-local", "fec0::/10"),
+            internal("multicast", "ff00::/8"),
+            internal("local-use NAT64", "64:ff9b:1::/48"));
 
-    private static final Range IPV4_MAPPED = v6("IPv4-mapped", 96, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff);
-    private static final Range IPV4_COMPATIBLE = v6("IPv4-compatible", 96);
-    private static final Range NAT64 = v6("NAT64", 96, 0, 0x64, 0xff, 0x9b);
-    private static final Range SIX_TO_FOUR = v6("6to4", 16, 0x20, 0x02);
+    private static final Range IPV4_MAPPED = range("IPv4-mapped", "::ffff:0:0/96");
+    private static final Range IPV4_COMPATIBLE = range("IPv4-compatible", "::/96");
+    private static final Range NAT64 = range("NAT64", "64:ff9b::/96");
+    private static final Range SIX_TO_FOUR = range("6to4", "2002::/16");
     private static final int SIX_TO_FOUR_OFFSET = 2;
     private static final int EMBEDDED_TAIL_OFFSET = 12;
+    /** Where {@code ::ffff:a.b.c.d} has its two {@code ff} bytes, just before the IPv4 address. */
+    private static final int MAPPED_MARKER_OFFSET = 10;
 
     private InternalAddresses() {
     }
@@ -123,15 +125,26 @@ final class InternalAddresses {
         return ranges.stream().filter(r -> r.contains(raw)).map(Range::name).findFirst();
     }
 
-    private static Range v4(String name, int bits, int a, int b, int c, int d) {
-        return new Range(name, new byte[] {(byte) a, (byte) b, (byte) c, (byte) d}, bits);
+    /** An internal range, named by what it is for and then its CIDR: {@code private 10.0.0.0/8}. */
+    private static Range internal(String use, String cidr) {
+        return range(use + " " + cidr, cidr);
     }
 
-    private static Range v6(String name, int bits, int... leading) {
-        byte[] prefix = new byte[IPV6_BYTES];
-        for (int i = 0; i < leading.length; i++) {
-            prefix[i] = (byte) leading[i];
+    /** {@code ADDRESS/BITS}, or {@code ADDRESS} alone for that one address. */
+    private static Range range(String name, String cidr) {
+        int slash = cidr.indexOf('/');
+        String literal = slash < 0 ? cidr : cidr.substring(0, slash);
+        byte[] prefix = HostSyntax.parseIpv4(literal).or(() -> HostSyntax.parseIpv6(literal))
+                .orElseThrow(() -> new IllegalArgumentException("not an IP address: " + cidr)).getAddress();
+        if (prefix.length == IPV4_BYTES && literal.indexOf(':') >= 0) {
+            // The JDK hands an IPv4-mapped IPv6 literal back as its IPv4 address: map it again.
+            byte[] mapped = new byte[IPV6_BYTES];
+            mapped[MAPPED_MARKER_OFFSET] = (byte) 0xff;
+            mapped[MAPPED_MARKER_OFFSET + 1] = (byte) 0xff;
+            System.arraycopy(prefix, 0, mapped, EMBEDDED_TAIL_OFFSET, IPV4_BYTES);
+            prefix = mapped;
         }
+        int bits = slash < 0 ? prefix.length * BITS_PER_BYTE : Integer.parseInt(cidr.substring(slash + 1));
         return new Range(name, prefix, bits);
     }
 }

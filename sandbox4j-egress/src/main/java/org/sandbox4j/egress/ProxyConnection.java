@@ -130,7 +130,7 @@ final class ProxyConnection {
         if (phase.compareAndSet(Phase.READING_HEAD, Phase.ENDED)) {
             reason = EgressGate.PREFIX + "the request head did not arrive within "
                     + proxy.settings().headerTimeout().toMillis() + " ms";
-            writeQuietly(HttpStatus.response(HttpStatus.REQUEST_TIMEOUT, reason));
+            writeQuietly(HttpStatus.REQUEST_TIMEOUT.response(reason));
             try {
                 client.shutdownOutput();
             } catch (IOException e) {
@@ -264,11 +264,11 @@ final class ProxyConnection {
         }
     }
 
-    private void refuse(int status, String line) {
+    private void refuse(HttpStatus status, String line) {
         verdict = EgressDecision.Verdict.REFUSED;
         reason = line;
         answered = true;
-        writeQuietly(HttpStatus.response(status, line));
+        writeQuietly(status.response(line));
     }
 
     private void writeQuietly(byte[] response) {

@@ -5,14 +5,14 @@ final class ProxyRefusal extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
-    private final int status;
+    private final HttpStatus status;
 
-    ProxyRefusal(int status, String reason) {
+    ProxyRefusal(HttpStatus status, String reason) {
         super(EgressGate.PREFIX + reason, null, false, false);
         this.status = status;
     }
 
-    int status() {
+    HttpStatus status() {
         return status;
     }
 }
