@@ -1,0 +1,1355 @@
+/*
+ * s4j-agent: the sandbox4j guest agent (protocol version 1, see ../../../PROTOCOL.md).
+ *
+ * One single-threaded poll loop serves one framed byte stream: a virtio-serial port in a microVM, or
+ * stdin/stdout (--stdio) as a resident process in a namespace or container. Nothing the host sends is
+ * trusted: every length is checked before use, a malformed frame gets a typed ERROR.
+ *
+ * Build: gcc -static -O2 -Wall -Wextra -o s4j-agent s4j-agent.c   (glibc static is enough; see Makefile)
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/random.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/reboot.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AGENT_NAME "s4j-agent 1.0"
+#define PROTO_VERSION 1
+#define MAGIC 0x5334
+#define HEADER_LEN 8 /* magic, version, type, id: what frame_length counts besides the payload */
+#define MAX_PAYLOAD (1024 * 1024)
+#define MAX_PATH_LEN 4096
+#define MAX_ARGS 4096
+#define MAX_EXECS 64
+#define MAX_WRITES 16
+#define OUT_CHUNK (64 * 1024)
+#define READ_CHUNK (256 * 1024)
+#define STDIN_DATA_MAX (64 * 1024)
+#define STDIN_WINDOW (256 * 1024)
+#define WINDOW_MIN (4 * 1024)
+#define WINDOW_MAX (16 * 1024 * 1024)
+#define WINDOW_DEFAULT (256 * 1024)
+#define NONCE_MIN 16
+#define NONCE_MAX 64
+#define PING_MAX 256
+#define RESEED_MAX 4096
+#define MESSAGE_MAX 256
+#define LIST_BATCH (60 * 1024)
+#define TREE_DEPTH_MAX 256
+#define RECONNECT_POLL_MS 50
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+enum type {
+    T_HELLO = 0x01, T_PING = 0x02, T_RESEED = 0x03, T_SHUTDOWN = 0x04,
+    T_EXEC = 0x10, T_STDIN = 0x11, T_STDIN_CLOSE = 0x12, T_SIGNAL = 0x13, T_KILL = 0x14, T_OUTPUT_ACK = 0x15,
+    T_LSTAT = 0x20, T_READ = 0x21, T_WRITE_OPEN = 0x22, T_WRITE_DATA = 0x23, T_WRITE_COMMIT = 0x24,
+    T_WRITE_ABORT = 0x25, T_LIST = 0x26, T_MKDIR = 0x27, T_UNLINK = 0x28, T_RMDIR = 0x29, T_REMOVE_TREE = 0x2A,
+    T_HELLO_OK = 0x81, T_PONG = 0x82, T_STARTED = 0x90, T_OUT = 0x91, T_EXIT = 0x92, T_STDIN_ACK = 0x93,
+    T_STAT = 0xA0, T_DATA = 0xA1, T_ENTRIES = 0xA2, T_DONE = 0xA3, T_ERROR = 0xFF
+};
+
+enum error_code {
+    E_PROTOCOL = 1, E_BAD_REQUEST = 2, E_VERSION = 3, E_NOT_READY = 4, E_UNKNOWN_TYPE = 5, E_UNKNOWN_ID = 6,
+    E_ID_IN_USE = 7, E_LIMIT = 8, E_FLOW = 9,
+    E_NOT_FOUND = 20, E_NOT_DIRECTORY = 21, E_IS_DIRECTORY = 22, E_SYMLINK = 23, E_EXISTS = 24,
+    E_NOT_EMPTY = 25, E_TOO_LARGE = 26, E_NOT_REGULAR = 27, E_PERMISSION = 28, E_NO_SPACE = 29, E_IO = 30,
+    E_CWD_NOT_FOUND = 40, E_CWD_NOT_DIRECTORY = 41, E_LAUNCH = 42
+};
+
+enum launch { LAUNCH_RAN = 0, LAUNCH_NOT_FOUND = 1, LAUNCH_NOT_EXECUTABLE = 2 };
+enum stage { STAGE_CHDIR = 1, STAGE_EXEC = 2 };
+
+/* ---------- state ---------- */
+
+struct exec {
+    int used;
+    uint32_t id;
+    pid_t pid;
+    int out[3];          /* [1] stdout, [2] stderr read ends; -1 when closed */
+    uint32_t credit[3];  /* bytes the host still accepts per stream */
+    int in;              /* stdin write end, -1 when none */
+    uint8_t *in_buf;     /* pending stdin bytes, at most STDIN_WINDOW */
+    size_t in_len;
+    int in_close_pending;
+    int exited;
+    int killed;          /* the host asked for KILL: output it has not yet got is dropped */
+    int status;
+    char cgroup[320];    /* empty when none */
+};
+
+struct file_write {
+    int used;
+    uint32_t id;
+    int dir_fd;
+    int fd;
+    int replace;
+    uint64_t size;
+    char name[256];
+    char temp[64];
+};
+
+static int in_fd = -1, out_fd = -1;
+static int stdio_mode;
+static int pid1;
+static int session;           /* a HELLO was answered */
+static int port_down;         /* virtio port: host side closed, retry later */
+static long long port_down_since;
+static int desync;            /* after a framing error: skip bytes until a HELLO header */
+static char cgroup_base[256]; /* where per-exec cgroups go; empty when unavailable */
+static unsigned long cgroup_counter;
+static struct exec execs[MAX_EXECS];
+static struct file_write writes[MAX_WRITES];
+static uint8_t in_buf[4 + HEADER_LEN + MAX_PAYLOAD + OUT_CHUNK];
+static size_t in_len;
+static uint8_t reply[MAX_PAYLOAD];
+static size_t reply_len;
+static int reply_overflow;
+
+static void logf_(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("s4j-agent: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ---------- writing frames ---------- */
+
+static void end_session(void);
+static void mark_port_down(void);
+
+static int write_all(int fd, const void *data, size_t len) {
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                poll(&pfd, 1, 1000);
+                continue;
+            }
+            return -1;
+        }
+        p += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
+static void put_be(uint8_t *p, uint64_t v, int width) {
+    for (int i = width - 1; i >= 0; i--) {
+        p[i] = (uint8_t) v;
+        v >>= 8;
+    }
+}
+
+static void send_frame(uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
+    if (port_down || out_fd < 0) return;
+    uint8_t header[4 + HEADER_LEN];
+    put_be(header, HEADER_LEN + len, 4);
+    put_be(header + 4, MAGIC, 2);
+    header[6] = PROTO_VERSION;
+    header[7] = type;
+    put_be(header + 8, id, 4);
+    struct iovec iov[2] = {{header, sizeof header}, {(void *) payload, len}};
+    size_t total = sizeof header + len, done = 0;
+    while (done < total) {
+        ssize_t n = writev(out_fd, iov, 2);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                struct pollfd pfd = {.fd = out_fd, .events = POLLOUT};
+                poll(&pfd, 1, 1000);
+                continue;
+            }
+            logf_("write to host failed: %s", strerror(errno));
+            if (stdio_mode) exit(1);
+            mark_port_down();
+            return;
+        }
+        done += (size_t) n;
+        for (int i = 0; i < 2 && n > 0; i++) {
+            size_t take = (size_t) n < iov[i].iov_len ? (size_t) n : iov[i].iov_len;
+            iov[i].iov_base = (uint8_t *) iov[i].iov_base + take;
+            iov[i].iov_len -= take;
+            n -= (ssize_t) take;
+        }
+    }
+}
+
+static void r_reset(void) { reply_len = 0; reply_overflow = 0; }
+
+static void r_raw(const void *p, size_t n) {
+    if (reply_len + n > sizeof reply) { reply_overflow = 1; return; }
+    memcpy(reply + reply_len, p, n);
+    reply_len += n;
+}
+
+static void r_int(uint64_t v, int width) {
+    uint8_t b[8];
+    put_be(b, v, width);
+    r_raw(b, (size_t) width);
+}
+
+static void r_u8(uint8_t v) { r_int(v, 1); }
+static void r_u16(uint16_t v) { r_int(v, 2); }
+static void r_u32(uint32_t v) { r_int(v, 4); }
+static void r_u64(uint64_t v) { r_int(v, 8); }
+static void r_bytes(const void *p, size_t n) { r_u32((uint32_t) n); r_raw(p, n); }
+static void r_send(uint8_t type, uint32_t id) { send_frame(type, id, reply, reply_len); }
+
+static void send_error(uint32_t id, uint16_t code, int err, const char *fmt, ...) {
+    char message[MESSAGE_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    r_reset();
+    r_u16(code);
+    r_u32((uint32_t) err);
+    r_bytes(message, strlen(message));
+    r_send(T_ERROR, id);
+}
+
+static uint16_t errno_code(int err) {
+    switch (err) {
+    case ENOENT: return E_NOT_FOUND;
+    case ENOTDIR: return E_NOT_DIRECTORY;
+    case EISDIR: return E_IS_DIRECTORY;
+    case ELOOP: return E_SYMLINK;
+    case EEXIST: return E_EXISTS;
+    case ENOTEMPTY: return E_NOT_EMPTY;
+    case EACCES: case EPERM: case EROFS: return E_PERMISSION;
+    case ENOSPC: case EDQUOT: return E_NO_SPACE;
+    case EFBIG: return E_TOO_LARGE;
+    default: return E_IO;
+    }
+}
+
+static void send_errno(uint32_t id, int err, const char *what) {
+    send_error(id, errno_code(err), err, "%s: %s", what, strerror(err));
+}
+
+static void send_done(uint32_t id, uint64_t value, uint8_t flag) {
+    r_reset();
+    r_u64(value);
+    r_u8(flag);
+    r_send(T_DONE, id);
+}
+
+/* ---------- reading payload fields ---------- */
+
+struct rd {
+    const uint8_t *p;
+    size_t left;
+    int bad;
+};
+
+static uint64_t g_int(struct rd *r, int width) {
+    if (r->bad || r->left < (size_t) width) { r->bad = 1; return 0; }
+    uint64_t v = 0;
+    for (int i = 0; i < width; i++) v = (v << 8) | r->p[i];
+    r->p += width;
+    r->left -= (size_t) width;
+    return v;
+}
+
+static uint8_t g_u8(struct rd *r) { return (uint8_t) g_int(r, 1); }
+static uint16_t g_u16(struct rd *r) { return (uint16_t) g_int(r, 2); }
+static uint32_t g_u32(struct rd *r) { return (uint32_t) g_int(r, 4); }
+static uint64_t g_u64(struct rd *r) { return g_int(r, 8); }
+
+/* A length-prefixed field of at most max bytes; points into the frame. */
+static const uint8_t *g_bytes(struct rd *r, size_t max, size_t *len) {
+    uint32_t n = g_u32(r);
+    if (r->bad || n > max || n > r->left) { r->bad = 1; *len = 0; return NULL; }
+    const uint8_t *p = r->p;
+    r->p += n;
+    r->left -= n;
+    *len = n;
+    return p;
+}
+
+/* A field that becomes a C string: no NUL inside, at most max bytes. Caller frees. */
+static char *g_string(struct rd *r, size_t max) {
+    size_t n;
+    const uint8_t *p = g_bytes(r, max, &n);
+    if (!p || memchr(p, 0, n)) { r->bad = 1; return NULL; }
+    char *s = malloc(n + 1);
+    if (!s) { r->bad = 1; return NULL; }
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+static void free_strings(char **v) {
+    if (!v) return;
+    for (char **p = v; *p; p++) free(*p);
+    free(v);
+}
+
+/* list<bytes> as a NULL-terminated array of C strings. */
+static char **g_string_list(struct rd *r, uint32_t min, uint32_t max) {
+    uint32_t count = g_u32(r);
+    if (r->bad || count < min || count > max || count > r->left / 4) { r->bad = 1; return NULL; }
+    char **v = calloc(count + 1, sizeof *v);
+    if (!v) { r->bad = 1; return NULL; }
+    for (uint32_t i = 0; i < count; i++) {
+        v[i] = g_string(r, MAX_PAYLOAD);
+        if (!v[i]) { free_strings(v); return NULL; }
+    }
+    return v;
+}
+
+/* ---------- paths: every parent opened with O_NOFOLLOW ---------- */
+
+struct resolved {
+    int dir_fd;      /* the parent directory (O_PATH) */
+    char name[256];  /* the last component, "." for "/" */
+};
+
+/* Resolves path to its parent and last name without following any link; sends the error itself. */
+static int resolve(uint32_t id, struct rd *r, struct resolved *out) {
+    size_t n;
+    const uint8_t *p = g_bytes(r, MAX_PATH_LEN, &n);
+    if (!p || n == 0 || p[0] != '/' || memchr(p, 0, n)) {
+        send_error(id, E_BAD_REQUEST, 0, "path must be absolute, at most %d bytes, without NUL", MAX_PATH_LEN);
+        return -1;
+    }
+    char path[MAX_PATH_LEN + 1];
+    memcpy(path, p, n);
+    path[n] = 0;
+    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) { send_errno(id, errno, "open /"); return -1; }
+    char *save = NULL, *comp = strtok_r(path, "/", &save);
+    strcpy(out->name, ".");
+    while (comp) {
+        char *next = strtok_r(NULL, "/", &save);
+        if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0 || strlen(comp) > 255) {
+            close(fd);
+            send_error(id, E_BAD_REQUEST, 0, "path component '.', '..' or longer than 255 bytes");
+            return -1;
+        }
+        if (!next) {
+            strcpy(out->name, comp);
+            break;
+        }
+        int child = openat(fd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+        if (child < 0) {
+            int err = errno;
+            struct stat st;
+            if ((err == ENOTDIR || err == ELOOP) && fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0
+                && S_ISLNK(st.st_mode)) {
+                send_error(id, E_SYMLINK, ELOOP, "a parent component is a symbolic link: %s", comp);
+            } else {
+                send_errno(id, err, comp);
+            }
+            close(fd);
+            return -1;
+        }
+        close(fd);
+        fd = child;
+        comp = next;
+    }
+    out->dir_fd = fd;
+    return 0;
+}
+
+static uint8_t kind_of(mode_t mode) {
+    if (S_ISREG(mode)) return 1;
+    if (S_ISDIR(mode)) return 2;
+    if (S_ISLNK(mode)) return 3;
+    return 4;
+}
+
+static int64_t mtime_ns(const struct stat *st) {
+    return (int64_t) st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+/* ---------- file primitives ---------- */
+
+static void do_lstat(uint32_t id, struct rd *r) {
+    struct resolved res;
+    if (resolve(id, r, &res) < 0) return;
+    struct stat st;
+    if (fstatat(res.dir_fd, res.name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        send_errno(id, errno, "lstat");
+        close(res.dir_fd);
+        return;
+    }
+    char target[MAX_PATH_LEN];
+    ssize_t tn = 0;
+    if (S_ISLNK(st.st_mode)) {
+        tn = readlinkat(res.dir_fd, res.name, target, sizeof target);
+        if (tn < 0) tn = 0;
+    }
+    close(res.dir_fd);
+    r_reset();
+    r_u8(kind_of(st.st_mode));
+    r_u32(st.st_mode & 07777);
+    r_u64((uint64_t) st.st_size);
+    r_u64((uint64_t) mtime_ns(&st));
+    r_u32(st.st_uid);
+    r_u32(st.st_gid);
+    r_bytes(target, (size_t) tn);
+    r_send(T_STAT, id);
+}
+
+static void do_read(uint32_t id, struct rd *r) {
+    struct resolved res;
+    if (resolve(id, r, &res) < 0) return;
+    uint64_t max = g_u64(r);
+    if (r->bad) { close(res.dir_fd); send_error(id, E_BAD_REQUEST, 0, "READ needs path and max"); return; }
+    struct stat st;
+    /* stat first: opening a device or fifo can have effects of its own */
+    if (fstatat(res.dir_fd, res.name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        send_errno(id, errno, "read");
+        close(res.dir_fd);
+        return;
+    }
+    if (S_ISLNK(st.st_mode)) { close(res.dir_fd); send_error(id, E_SYMLINK, ELOOP, "is a symbolic link"); return; }
+    if (S_ISDIR(st.st_mode)) { close(res.dir_fd); send_error(id, E_IS_DIRECTORY, EISDIR, "is a directory"); return; }
+    if (!S_ISREG(st.st_mode)) { close(res.dir_fd); send_error(id, E_NOT_REGULAR, 0, "not a regular file"); return; }
+    int fd = openat(res.dir_fd, res.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    close(res.dir_fd);
+    if (fd < 0) { send_errno(id, errno, "open"); return; }
+    struct stat now;
+    if (fstat(fd, &now) < 0 || !S_ISREG(now.st_mode) || now.st_ino != st.st_ino || now.st_dev != st.st_dev) {
+        close(fd);
+        send_error(id, E_NOT_REGULAR, 0, "file changed while opening");
+        return;
+    }
+    if ((uint64_t) now.st_size > max) {
+        close(fd);
+        send_error(id, E_TOO_LARGE, 0, "file is %lld bytes, more than %llu", (long long) now.st_size,
+                   (unsigned long long) max);
+        return;
+    }
+    static uint8_t chunk[READ_CHUNK];
+    uint64_t total = 0;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { send_errno(id, errno, "read"); close(fd); return; }
+        if (n == 0) break;
+        total += (uint64_t) n;
+        if (total > max) {
+            close(fd);
+            send_error(id, E_TOO_LARGE, 0, "file grew past %llu bytes", (unsigned long long) max);
+            return;
+        }
+        r_reset();
+        r_bytes(chunk, (size_t) n);
+        r_send(T_DATA, id);
+    }
+    close(fd);
+    send_done(id, total, 0);
+}
+
+static struct file_write *find_write(uint32_t id) {
+    for (int i = 0; i < MAX_WRITES; i++)
+        if (writes[i].used && writes[i].id == id) return &writes[i];
+    return NULL;
+}
+
+static void abort_write(struct file_write *w) {
+    if (w->fd >= 0) close(w->fd);
+    unlinkat(w->dir_fd, w->temp, 0);
+    close(w->dir_fd);
+    memset(w, 0, sizeof *w);
+}
+
+static void do_write_open(uint32_t id, struct rd *r) {
+    if (find_write(id)) { send_error(id, E_ID_IN_USE, 0, "write %u is open", id); return; }
+    struct file_write *w = NULL;
+    for (int i = 0; i < MAX_WRITES && !w; i++)
+        if (!writes[i].used) w = &writes[i];
+    if (!w) { send_error(id, E_LIMIT, 0, "more than %d open writes", MAX_WRITES); return; }
+    struct resolved res;
+    if (resolve(id, r, &res) < 0) return;
+    uint32_t mode = g_u32(r), flags = g_u32(r);
+    if (r->bad || strcmp(res.name, ".") == 0) {
+        close(res.dir_fd);
+        send_error(id, E_BAD_REQUEST, 0, "WRITE_OPEN needs a file path, mode and flags");
+        return;
+    }
+    struct stat st;
+    if (fstatat(res.dir_fd, res.name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode)) { close(res.dir_fd); send_error(id, E_IS_DIRECTORY, EISDIR, "is a directory"); return; }
+        if (!(flags & 1)) { close(res.dir_fd); send_error(id, E_EXISTS, EEXIST, "exists"); return; }
+    }
+    memset(w, 0, sizeof *w);
+    w->id = id;
+    w->dir_fd = res.dir_fd;
+    w->replace = flags & 1;
+    strcpy(w->name, res.name);
+    snprintf(w->temp, sizeof w->temp, ".s4j-%u-%ld.tmp", id, (long) getpid());
+    w->fd = openat(w->dir_fd, w->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (w->fd < 0) {
+        int err = errno;
+        close(w->dir_fd);
+        memset(w, 0, sizeof *w);
+        send_errno(id, err, "create");
+        return;
+    }
+    w->used = 1;
+    if (fchmod(w->fd, mode & 07777) < 0) {
+        int err = errno;
+        abort_write(w);
+        send_errno(id, err, "chmod");
+        return;
+    }
+    send_done(id, 0, 0);
+}
+
+static void do_write_data(uint32_t id, struct rd *r) {
+    struct file_write *w = find_write(id);
+    if (!w) { send_error(id, E_UNKNOWN_ID, 0, "no open write %u", id); return; }
+    size_t n;
+    const uint8_t *p = g_bytes(r, MAX_PAYLOAD, &n);
+    if (!p) { abort_write(w); send_error(id, E_BAD_REQUEST, 0, "WRITE_DATA needs data"); return; }
+    if (write_all(w->fd, p, n) < 0) {
+        int err = errno;
+        abort_write(w);
+        send_errno(id, err, "write");
+        return;
+    }
+    w->size += n;
+}
+
+static void do_write_commit(uint32_t id) {
+    struct file_write *w = find_write(id);
+    if (!w) { send_error(id, E_UNKNOWN_ID, 0, "no open write %u", id); return; }
+    int rc = close(w->fd);
+    w->fd = -1;
+    if (rc < 0) { int err = errno; abort_write(w); send_errno(id, err, "close"); return; }
+    rc = w->replace ? renameat(w->dir_fd, w->temp, w->dir_fd, w->name)
+                    : renameat2(w->dir_fd, w->temp, w->dir_fd, w->name, RENAME_NOREPLACE);
+    if (rc < 0) { int err = errno; abort_write(w); send_errno(id, err, "rename"); return; }
+    uint64_t size = w->size;
+    close(w->dir_fd);
+    memset(w, 0, sizeof *w);
+    send_done(id, size, 0);
+}
+
+static void do_list(uint32_t id, struct rd *r) {
+    struct resolved res;
+    if (resolve(id, r, &res) < 0) return;
+    uint32_t max = g_u32(r);
+    if (r->bad) { close(res.dir_fd); send_error(id, E_BAD_REQUEST, 0, "LIST needs path and max"); return; }
+    int fd = openat(res.dir_fd, res.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        struct stat st;
+        if ((err == ENOTDIR || err == ELOOP) && fstatat(res.dir_fd, res.name, &st, AT_SYMLINK_NOFOLLOW) == 0
+            && S_ISLNK(st.st_mode)) {
+            send_error(id, E_SYMLINK, ELOOP, "is a symbolic link");
+        } else {
+            send_errno(id, err, "list");
+        }
+        close(res.dir_fd);
+        return;
+    }
+    close(res.dir_fd);
+    DIR *d = fdopendir(fd);
+    if (!d) { send_errno(id, errno, "list"); close(fd); return; }
+    uint32_t count = 0, in_batch = 0;
+    uint8_t truncated = 0;
+    r_reset();
+    r_u32(0);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (count >= max) { truncated = 1; break; }
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue; /* gone meanwhile */
+        r_bytes(e->d_name, strlen(e->d_name));
+        r_u8(kind_of(st.st_mode));
+        r_u32(st.st_mode & 07777);
+        r_u64((uint64_t) st.st_size);
+        r_u64((uint64_t) mtime_ns(&st));
+        count++;
+        in_batch++;
+        if (reply_len > LIST_BATCH) {
+            put_be(reply, in_batch, 4);
+            r_send(T_ENTRIES, id);
+            r_reset();
+            r_u32(0);
+            in_batch = 0;
+        }
+    }
+    closedir(d);
+    if (in_batch > 0) {
+        put_be(reply, in_batch, 4);
+        r_send(T_ENTRIES, id);
+    }
+    send_done(id, count, truncated);
+}
+
+static void do_mkdir(uint32_t id, struct rd *r) {
+    struct resolved res;
+    if (resolve(id, r, &res) < 0) return;
+    uint32_t mode = g_u32(r);
+    if (r->bad) { close(res.dir_fd); send_error(id, E_BAD_REQUEST, 0, "MKDIR needs path and mode"); return; }
+    int rc = mkdirat(res.dir_fd, res.name, mode & 07777);
+    int err = errno;
+    close(res.dir_fd);
+    if (rc < 0) send_errno(id, err, "mkdir");
+    else send_done(id, 0, 0);
+}
+
+static void do_unlink(uint32_t id, struct rd *r, int flags) {
+    struct resolved res;
+    if (resolve(id, r, &res) < 0) return;
+    if (strcmp(res.name, ".") == 0) { close(res.dir_fd); send_error(id, E_BAD_REQUEST, 0, "refusing /"); return; }
+    int rc = unlinkat(res.dir_fd, res.name, flags);
+    int err = errno;
+    close(res.dir_fd);
+    if (rc < 0) send_errno(id, err, flags ? "rmdir" : "unlink");
+    else send_done(id, 0, 0);
+}
+
+/* Removes everything under parent/name, entering directories with O_NOFOLLOW only. */
+static int remove_contents(int parent, const char *name, int depth, uint64_t *removed) {
+    if (depth > TREE_DEPTH_MAX) { errno = ELOOP; return -1; }
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1;
+    DIR *d = fdopendir(fd);
+    if (!d) { close(fd); return -1; }
+    int again = 1, rc = 0;
+    while (again && rc == 0) { /* another pass if the directory changed while it was read */
+        again = 0;
+        rewinddir(d);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            struct stat st;
+            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+            if (S_ISDIR(st.st_mode)) {
+                if (remove_contents(dirfd(d), e->d_name, depth + 1, removed) < 0) { rc = -1; break; }
+                if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0) { rc = -1; break; }
+            } else if (unlinkat(dirfd(d), e->d_name, 0) < 0) {
+                rc = -1;
+                break;
+            }
+            (*removed)++;
+            again = 1;
+        }
+    }
+    int err = errno;
+    closedir(d);
+    errno = err;
+    return rc;
+}
+
+static void do_remove_tree(uint32_t id, struct rd *r) {
+    struct resolved res;
+    if (resolve(id, r, &res) < 0) return;
+    if (strcmp(res.name, ".") == 0) { close(res.dir_fd); send_error(id, E_BAD_REQUEST, 0, "refusing /"); return; }
+    struct stat st;
+    uint64_t removed = 0;
+    int rc;
+    if (fstatat(res.dir_fd, res.name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = -1;
+    } else if (S_ISDIR(st.st_mode)) {
+        rc = remove_contents(res.dir_fd, res.name, 0, &removed);
+        if (rc == 0) rc = unlinkat(res.dir_fd, res.name, AT_REMOVEDIR);
+    } else {
+        rc = unlinkat(res.dir_fd, res.name, 0);
+    }
+    int err = errno;
+    close(res.dir_fd);
+    if (rc < 0) send_errno(id, err, "remove");
+    else send_done(id, removed + 1, 0);
+}
+
+/* ---------- exec ---------- */
+
+static struct exec *find_exec(uint32_t id) {
+    for (int i = 0; i < MAX_EXECS; i++)
+        if (execs[i].used && execs[i].id == id) return &execs[i];
+    return NULL;
+}
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+static void write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    write_all(fd, text, strlen(text));
+    close(fd);
+}
+
+static void kill_tree(struct exec *e) {
+    e->killed = 1;
+    if (e->cgroup[0]) {
+        char path[352];
+        snprintf(path, sizeof path, "%s/cgroup.kill", e->cgroup);
+        write_file(path, "1");
+    }
+    kill(-e->pid, SIGKILL); /* the exec's own process group; its pid stays reserved while the group lives */
+    if (!e->exited) kill(e->pid, SIGKILL);
+}
+
+static void free_exec(struct exec *e) {
+    close_fd(&e->out[1]);
+    close_fd(&e->out[2]);
+    close_fd(&e->in);
+    free(e->in_buf);
+    if (e->cgroup[0]) rmdir(e->cgroup); /* fails while leftovers live in it: harmless */
+    memset(e, 0, sizeof *e);
+}
+
+static void end_session(void) {
+    for (int i = 0; i < MAX_EXECS; i++)
+        if (execs[i].used) {
+            kill_tree(&execs[i]);
+            free_exec(&execs[i]);
+        }
+    for (int i = 0; i < MAX_WRITES; i++)
+        if (writes[i].used) abort_write(&writes[i]);
+    session = 0;
+}
+
+/* In the child: exec argv[0] searching the exec's own PATH; returns the errno to report. */
+static int exec_search(char **argv, char **env) {
+    if (strchr(argv[0], '/')) {
+        execve(argv[0], argv, env);
+        return errno;
+    }
+    const char *path = DEFAULT_PATH;
+    for (char **p = env; *p; p++)
+        if (strncmp(*p, "PATH=", 5) == 0) path = *p + 5;
+    int saw_eacces = 0, other = 0;
+    char candidate[MAX_PATH_LEN + 256];
+    const char *dir = path;
+    for (;;) {
+        const char *end = strchrnul(dir, ':');
+        size_t dlen = (size_t) (end - dir);
+        if (dlen + strlen(argv[0]) + 2 < sizeof candidate) {
+            if (dlen == 0) snprintf(candidate, sizeof candidate, "./%s", argv[0]);
+            else snprintf(candidate, sizeof candidate, "%.*s/%s", (int) dlen, dir, argv[0]);
+            execve(candidate, argv, env);
+            if (errno == EACCES) saw_eacces = 1;
+            else if (errno != ENOENT && errno != ENOTDIR && !other) other = errno;
+        }
+        if (!*end) break;
+        dir = end + 1;
+    }
+    return saw_eacces ? EACCES : other ? other : ENOENT;
+}
+
+static void child_fail(int status_fd, int stage, int err) {
+    int msg[2] = {stage, err};
+    write_all(status_fd, msg, sizeof msg);
+    _exit(127);
+}
+
+static void do_exec(uint32_t id, struct rd *r) {
+    if (id == 0 || find_exec(id)) { send_error(id, E_ID_IN_USE, 0, "exec id %u is in use or 0", id); return; }
+    struct exec *e = NULL;
+    for (int i = 0; i < MAX_EXECS && !e; i++)
+        if (!execs[i].used) e = &execs[i];
+    if (!e) { send_error(id, E_LIMIT, 0, "more than %d running execs", MAX_EXECS); return; }
+    uint32_t flags = g_u32(r);
+    char *cwd = g_string(r, MAX_PATH_LEN);
+    char **argv = g_string_list(r, 1, MAX_ARGS);
+    char **env = g_string_list(r, 0, MAX_ARGS);
+    uint32_t window = g_u32(r);
+    int env_ok = 1;
+    for (char **p = env; p && *p; p++)
+        if (!strchr(*p, '=') || **p == '=') env_ok = 0;
+    if (r->bad || !cwd || cwd[0] != '/' || !argv || !env || !env_ok || argv[0][0] == 0
+        || (window != 0 && (window < WINDOW_MIN || window > WINDOW_MAX))) {
+        send_error(id, E_BAD_REQUEST, 0, "EXEC needs flags, absolute cwd, argv (1..%d), NAME=value env, window",
+                   MAX_ARGS);
+        goto out;
+    }
+    if (window == 0) window = WINDOW_DEFAULT;
+
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1}, procs = -1;
+    int want_stdin = flags & 1;
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0
+        || (want_stdin && pipe2(in, O_CLOEXEC) < 0)) {
+        send_error(id, E_LAUNCH, errno, "pipe: %s", strerror(errno));
+        goto close_pipes;
+    }
+    char cgroup[320] = "";
+    if (cgroup_base[0]) {
+        snprintf(cgroup, sizeof cgroup, "%s/e%u-%lu", cgroup_base, id, ++cgroup_counter);
+        char procs_path[352];
+        snprintf(procs_path, sizeof procs_path, "%s/cgroup.procs", cgroup);
+        if (mkdir(cgroup, 0755) < 0 || (procs = open(procs_path, O_WRONLY | O_CLOEXEC)) < 0) {
+            rmdir(cgroup);
+            cgroup[0] = 0; /* fall back to the process group alone */
+        }
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        send_error(id, E_LAUNCH, errno, "fork: %s", strerror(errno));
+        if (cgroup[0]) rmdir(cgroup);
+        goto close_pipes;
+    }
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        setsid();
+        if (procs >= 0) write_all(procs, "0", 1);
+        int devnull = want_stdin ? -1 : open("/dev/null", O_RDONLY);
+        dup2(want_stdin ? in[0] : devnull, 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        umask(022);
+        if (chdir(cwd) < 0) child_fail(status[1], STAGE_CHDIR, errno);
+        child_fail(status[1], STAGE_EXEC, exec_search(argv, env));
+    }
+    close_fd(&out[1]);
+    close_fd(&err[1]);
+    close_fd(&status[1]);
+    close_fd(&in[0]);
+    if (procs >= 0) close(procs);
+    int msg[2];
+    ssize_t got;
+    do got = read(status[0], msg, sizeof msg); while (got < 0 && errno == EINTR);
+    close_fd(&status[0]);
+    if (got == (ssize_t) sizeof msg) { /* the child never reached its program */
+        waitpid(pid, NULL, 0);
+        if (cgroup[0]) rmdir(cgroup);
+        if (msg[0] == STAGE_CHDIR) {
+            uint16_t code = msg[1] == ENOENT ? E_CWD_NOT_FOUND : msg[1] == ENOTDIR ? E_CWD_NOT_DIRECTORY : E_LAUNCH;
+            send_error(id, code, msg[1], "cwd %s: %s", cwd, strerror(msg[1]));
+        } else if (msg[1] == ENOENT || msg[1] == EACCES || msg[1] == ENOEXEC || msg[1] == ENOTDIR) {
+            int missing = msg[1] == ENOENT || msg[1] == ENOTDIR;
+            r_reset();
+            r_u8(0);
+            r_u32(missing ? 127 : 126);
+            r_u8(missing ? LAUNCH_NOT_FOUND : LAUNCH_NOT_EXECUTABLE);
+            r_send(T_EXIT, id);
+        } else {
+            send_error(id, E_LAUNCH, msg[1], "exec %s: %s", argv[0], strerror(msg[1]));
+        }
+        goto close_pipes;
+    }
+    memset(e, 0, sizeof *e);
+    e->used = 1;
+    e->id = id;
+    e->pid = pid;
+    e->out[0] = -1;
+    e->out[1] = out[0];
+    e->out[2] = err[0];
+    e->credit[1] = e->credit[2] = window;
+    e->in = want_stdin ? in[1] : -1;
+    strcpy(e->cgroup, cgroup);
+    fcntl(e->out[1], F_SETFL, O_NONBLOCK);
+    fcntl(e->out[2], F_SETFL, O_NONBLOCK);
+    if (e->in >= 0) fcntl(e->in, F_SETFL, O_NONBLOCK);
+    r_reset();
+    r_u32((uint32_t) pid);
+    r_send(T_STARTED, id);
+    goto out;
+
+close_pipes:
+    close_fd(&out[0]); close_fd(&out[1]);
+    close_fd(&err[0]); close_fd(&err[1]);
+    close_fd(&in[0]); close_fd(&in[1]);
+    close_fd(&status[0]); close_fd(&status[1]);
+    if (procs >= 0) close(procs);
+out:
+    free(cwd);
+    free_strings(argv);
+    free_strings(env);
+}
+
+/* Forwards one chunk of a stream within its credit: 1 sent, 0 nothing now, -1 closed. */
+static int pump_out(struct exec *e, int stream) {
+    if (e->out[stream] < 0) return -1;
+    if (e->credit[stream] == 0) return 0;
+    static uint8_t chunk[OUT_CHUNK];
+    size_t want = e->credit[stream] < OUT_CHUNK ? e->credit[stream] : OUT_CHUNK;
+    ssize_t n = read(e->out[stream], chunk, want);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+    if (n <= 0) { close_fd(&e->out[stream]); return -1; }
+    e->credit[stream] -= (uint32_t) n;
+    r_reset();
+    r_u8((uint8_t) stream);
+    r_bytes(chunk, (size_t) n);
+    r_send(T_OUT, e->id);
+    return 1;
+}
+
+static void pump_in(struct exec *e) {
+    if (e->in < 0) return;
+    size_t written = 0;
+    while (written < e->in_len) {
+        ssize_t n = write(e->in, e->in_buf + written, e->in_len - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) break;
+        if (n < 0) { written = e->in_len; close_fd(&e->in); break; } /* reader gone: the bytes are moot */
+        written += (size_t) n;
+    }
+    if (written > 0) {
+        memmove(e->in_buf, e->in_buf + written, e->in_len - written);
+        e->in_len -= written;
+        r_reset();
+        r_u32((uint32_t) written);
+        r_send(T_STDIN_ACK, e->id);
+    }
+    if (e->in_len == 0 && e->in_close_pending) close_fd(&e->in);
+}
+
+/* After the leader exited: forward what the pipes hold, then EXIT. Not waiting for EOF: see PROTOCOL.md. */
+static void try_finish(struct exec *e) {
+    int settled = 1;
+    if (e->killed) { /* no credit will come for a killed command: drop what its pipes still hold */
+        close_fd(&e->out[1]);
+        close_fd(&e->out[2]);
+    }
+    for (int s = 1; s <= 2; s++) {
+        int rc;
+        while ((rc = pump_out(e, s)) == 1) {}
+        if (rc == 0 && e->out[s] >= 0 && e->credit[s] == 0) settled = 0; /* wait for the host's credit */
+    }
+    if (!settled || !e->used) return;
+    r_reset();
+    if (WIFSIGNALED(e->status)) {
+        r_u8(1);
+        r_u32((uint32_t) WTERMSIG(e->status));
+    } else {
+        r_u8(0);
+        r_u32((uint32_t) WEXITSTATUS(e->status));
+    }
+    r_u8(LAUNCH_RAN);
+    r_send(T_EXIT, e->id);
+    free_exec(e);
+}
+
+static void reap(void) {
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        for (int i = 0; i < MAX_EXECS; i++)
+            if (execs[i].used && !execs[i].exited && execs[i].pid == pid) {
+                execs[i].exited = 1;
+                execs[i].status = st;
+            }
+    }
+}
+
+static struct exec *exec_or_error(uint32_t id) {
+    struct exec *e = find_exec(id);
+    if (!e) send_error(id, E_UNKNOWN_ID, 0, "no running exec %u", id);
+    return e;
+}
+
+static void do_stdin(uint32_t id, struct rd *r) {
+    struct exec *e = exec_or_error(id);
+    if (!e) return;
+    size_t n;
+    const uint8_t *p = g_bytes(r, STDIN_DATA_MAX, &n);
+    if (!p) { send_error(id, E_BAD_REQUEST, 0, "STDIN data of at most %d bytes", STDIN_DATA_MAX); return; }
+    if (e->in < 0 || e->in_close_pending) {
+        r_reset(); r_u32((uint32_t) n); r_send(T_STDIN_ACK, id); /* nobody reads: consumed */
+        return;
+    }
+    if (e->in_len + n > STDIN_WINDOW) {
+        close_fd(&e->in);
+        send_error(id, E_FLOW, 0, "more than %d stdin bytes unacknowledged; stdin closed", STDIN_WINDOW);
+        return;
+    }
+    if (!e->in_buf && !(e->in_buf = malloc(STDIN_WINDOW))) {
+        send_error(id, E_LAUNCH, ENOMEM, "no memory for stdin");
+        return;
+    }
+    memcpy(e->in_buf + e->in_len, p, n);
+    e->in_len += n;
+    pump_in(e);
+}
+
+static void do_signal(uint32_t id, struct rd *r) {
+    struct exec *e = exec_or_error(id);
+    if (!e) return;
+    uint32_t signo = g_u32(r);
+    uint8_t scope = g_u8(r);
+    if (r->bad || signo < 1 || signo > 64 || scope > 1) {
+        send_error(id, E_BAD_REQUEST, 0, "SIGNAL needs signo 1..64 and scope 0|1");
+        return;
+    }
+    if (scope == 1) kill(-e->pid, (int) signo);
+    else if (!e->exited) kill(e->pid, (int) signo);
+}
+
+static void do_output_ack(uint32_t id, struct rd *r) {
+    struct exec *e = find_exec(id);
+    uint8_t stream = g_u8(r);
+    uint32_t bytes = g_u32(r);
+    if (r->bad || stream < 1 || stream > 2) { send_error(id, E_BAD_REQUEST, 0, "OUTPUT_ACK stream 1|2, bytes"); return; }
+    if (!e) return; /* acks may cross an EXIT */
+    uint64_t credit = (uint64_t) e->credit[stream] + bytes;
+    e->credit[stream] = credit > WINDOW_MAX ? WINDOW_MAX : (uint32_t) credit;
+}
+
+/* ---------- session, misc ---------- */
+
+static void do_hello(uint32_t id, struct rd *r) {
+    uint16_t min = g_u16(r), max = g_u16(r);
+    size_t nonce_len;
+    const uint8_t *nonce = g_bytes(r, NONCE_MAX, &nonce_len);
+    if (session) end_session();
+    if (!nonce || nonce_len < NONCE_MIN) {
+        send_error(id, E_BAD_REQUEST, 0, "HELLO needs versions and a nonce of %d..%d bytes", NONCE_MIN, NONCE_MAX);
+        return;
+    }
+    if (min > PROTO_VERSION || max < PROTO_VERSION) {
+        send_error(id, E_VERSION, 0, "agent speaks version %d only", PROTO_VERSION);
+        return;
+    }
+    struct utsname u;
+    if (uname(&u) < 0) strcpy(u.release, "?");
+    r_reset();
+    r_u16(PROTO_VERSION);
+    r_bytes(nonce, nonce_len);
+    r_u32(MAX_PAYLOAD);
+    r_u32((pid1 ? 1u : 0u) | (cgroup_base[0] ? 2u : 0u));
+    r_bytes(AGENT_NAME, strlen(AGENT_NAME));
+    r_bytes(u.release, strlen(u.release));
+    session = 1;
+    r_send(T_HELLO_OK, id);
+}
+
+static void do_reseed(uint32_t id, struct rd *r) {
+    size_t n;
+    const uint8_t *p = g_bytes(r, RESEED_MAX, &n);
+    if (!p || n == 0) { send_error(id, E_BAD_REQUEST, 0, "RESEED needs 1..%d bytes", RESEED_MAX); return; }
+    int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) { send_errno(id, errno, "/dev/urandom"); return; }
+    uint64_t credited = 0;
+    struct rand_pool_info *info = malloc(sizeof *info + n + 4);
+    if (info) {
+        info->entropy_count = (int) (n * 8);
+        info->buf_size = (int) n;
+        memcpy(info->buf, p, n);
+        if (ioctl(fd, RNDADDENTROPY, info) == 0) credited = n * 8;
+        free(info);
+    }
+    if (credited == 0 && write_all(fd, p, n) < 0) { /* not permitted to credit: still mix the bytes in */
+        int err = errno;
+        close(fd);
+        send_errno(id, err, "write /dev/urandom");
+        return;
+    }
+    close(fd);
+    send_done(id, credited, 0);
+}
+
+static void do_shutdown(uint32_t id) {
+    end_session();
+    sync();
+    send_done(id, 0, 0);
+    if (!pid1) exit(0);
+    reboot(RB_POWER_OFF);
+    reboot(RB_AUTOBOOT); /* QEMU with -no-reboot exits on a reboot as well */
+    exit(0);
+}
+
+static void dispatch(uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
+    struct rd r = {payload, len, 0};
+    if (type == T_HELLO) { do_hello(id, &r); return; }
+    if (!session) { send_error(id, E_NOT_READY, 0, "send HELLO first"); return; }
+    switch (type) {
+    case T_PING: {
+        size_t n;
+        const uint8_t *p = g_bytes(&r, PING_MAX, &n);
+        if (!p) { send_error(id, E_BAD_REQUEST, 0, "PING data of at most %d bytes", PING_MAX); return; }
+        r_reset();
+        r_bytes(p, n);
+        r_send(T_PONG, id);
+        return;
+    }
+    case T_RESEED: do_reseed(id, &r); return;
+    case T_SHUTDOWN: do_shutdown(id); return;
+    case T_EXEC: do_exec(id, &r); return;
+    case T_STDIN: do_stdin(id, &r); return;
+    case T_STDIN_CLOSE: {
+        struct exec *e = exec_or_error(id);
+        if (!e) return;
+        e->in_close_pending = 1;
+        if (e->in_len == 0) close_fd(&e->in);
+        return;
+    }
+    case T_SIGNAL: do_signal(id, &r); return;
+    case T_KILL: { struct exec *e = exec_or_error(id); if (e) kill_tree(e); return; }
+    case T_OUTPUT_ACK: do_output_ack(id, &r); return;
+    case T_LSTAT: do_lstat(id, &r); return;
+    case T_READ: do_read(id, &r); return;
+    case T_WRITE_OPEN: do_write_open(id, &r); return;
+    case T_WRITE_DATA: do_write_data(id, &r); return;
+    case T_WRITE_COMMIT: do_write_commit(id); return;
+    case T_WRITE_ABORT: { struct file_write *w = find_write(id); if (w) abort_write(w); return; }
+    case T_LIST: do_list(id, &r); return;
+    case T_MKDIR: do_mkdir(id, &r); return;
+    case T_UNLINK: do_unlink(id, &r, 0); return;
+    case T_RMDIR: do_unlink(id, &r, AT_REMOVEDIR); return;
+    case T_REMOVE_TREE: do_remove_tree(id, &r); return;
+    default: send_error(id, E_UNKNOWN_TYPE, 0, "unknown message type 0x%02x", type); return;
+    }
+}
+
+static uint32_t be32(const uint8_t *p) {
+    return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+
+/* Plausible start of a HELLO frame: where a stream that lost sync may resume. */
+static int hello_header_at(const uint8_t *p) {
+    uint32_t len = be32(p);
+    return p[4] == (MAGIC >> 8) && p[5] == (MAGIC & 0xff) && p[6] == PROTO_VERSION && p[7] == T_HELLO
+           && len >= HEADER_LEN + 8 + NONCE_MIN && len <= HEADER_LEN + 8 + NONCE_MAX + 1024;
+}
+
+/* Consumes every complete frame in in_buf. */
+static void process_input(void) {
+    size_t pos = 0;
+    while (in_len - pos >= 4 + HEADER_LEN) {
+        const uint8_t *f = in_buf + pos;
+        if (desync) {
+            if (hello_header_at(f)) desync = 0;
+            else { pos++; continue; }
+        }
+        uint32_t len = be32(f);
+        if (len < HEADER_LEN || len > HEADER_LEN + MAX_PAYLOAD || f[4] != (MAGIC >> 8) || f[5] != (MAGIC & 0xff)
+            || f[6] != PROTO_VERSION) {
+            send_error(0, E_PROTOCOL, 0, "bad frame (length %u, magic %02x%02x, version %u)", len, f[4], f[5], f[6]);
+            end_session();
+            desync = 1;
+            pos++;
+            continue;
+        }
+        if (in_len - pos < 4 + (size_t) len) break;
+        dispatch(f[7], be32(f + 8), f + 4 + HEADER_LEN, len - HEADER_LEN);
+        pos += 4 + len;
+    }
+    memmove(in_buf, in_buf + pos, in_len - pos);
+    in_len -= pos;
+}
+
+static long long monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A virtio port whose host side is closed reads EOF and polls HUP at once: look again every 50 ms. */
+static void mark_port_down(void) {
+    end_session();
+    in_len = 0;
+    desync = 0;
+    port_down = 1;
+    port_down_since = monotonic_ms();
+}
+
+static void read_port(void) {
+    ssize_t n = read(in_fd, in_buf + in_len, sizeof in_buf - in_len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+        if (stdio_mode) { end_session(); exit(0); }
+        if (session) logf_("host closed the port");
+        mark_port_down();
+        return;
+    }
+    in_len += (size_t) n;
+    process_input();
+}
+
+/* ---------- PID 1 and startup ---------- */
+
+static void init_system(void) {
+    mkdir("/proc", 0555);
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
+    mkdir("/dev/pts", 0755);
+    mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=620,ptmxmode=666");
+    mkdir("/dev/shm", 01777);
+    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    mkdir("/tmp", 01777);
+    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    sethostname("sandbox", 7);
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s >= 0) {
+        struct ifreq ifr;
+        memset(&ifr, 0, sizeof ifr);
+        strcpy(ifr.ifr_name, "lo");
+        if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+            ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+            ioctl(s, SIOCSIFFLAGS, &ifr);
+        }
+        close(s);
+    }
+}
+
+/* Per-exec cgroups go under our own cgroup, where cgroup v2 is mounted and writable. */
+static void init_cgroups(void) {
+    char own[512] = "";
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "0::", 3) == 0) {
+                line[strcspn(line, "\n")] = 0;
+                snprintf(own, sizeof own, "%s", strcmp(line + 3, "/") == 0 ? "" : line + 3);
+            }
+        fclose(f);
+    }
+    char base[sizeof cgroup_base], probe[sizeof cgroup_base + 16];
+    if (snprintf(base, sizeof base, "/sys/fs/cgroup%s/s4j", own) >= (int) sizeof base) return; /* too deep */
+    if (mkdir(base, 0755) < 0 && errno != EEXIST) return;
+    snprintf(probe, sizeof probe, "%s/cgroup.kill", base);
+    if (access(probe, W_OK) == 0) strcpy(cgroup_base, base);
+}
+
+static int open_virtio_name(const char *name) {
+    DIR *d = opendir("/sys/class/virtio-ports");
+    if (!d) return -1;
+    struct dirent *e;
+    int fd = -1;
+    while (fd < 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], text[128] = "";
+        snprintf(path, sizeof path, "/sys/class/virtio-ports/%s/name", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f) continue;
+        if (fgets(text, sizeof text, f)) text[strcspn(text, "\n")] = 0;
+        fclose(f);
+        if (strcmp(text, name) != 0) continue;
+        snprintf(path, sizeof path, "/dev/%s", e->d_name);
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+    }
+    closedir(d);
+    return fd;
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: s4j-agent [--init] (--stdio | --port DEVICE | --virtio-name NAME)\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    const char *port = NULL, *virtio_name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--stdio") == 0) stdio_mode = 1;
+        else if (strcmp(argv[i], "--init") == 0) pid1 = 1;
+        else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) port = argv[++i];
+        else if (strcmp(argv[i], "--virtio-name") == 0 && i + 1 < argc) virtio_name = argv[++i];
+        else usage();
+    }
+    if (stdio_mode == (port != NULL || virtio_name != NULL) || (port && virtio_name)) usage();
+    if (getpid() == 1) pid1 = 1;
+    if (pid1) init_system();
+    umask(0); /* modes the host names are the modes files get; children get 022 */
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    int sig_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (!pid1) prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of our execs come back to us to be reaped */
+    init_cgroups();
+
+    if (stdio_mode) {
+        in_fd = 0;
+        out_fd = 1;
+    } else {
+        for (int tries = 0; tries < 200 && in_fd < 0; tries++) { /* device nodes may appear late */
+            in_fd = port ? open(port, O_RDWR | O_CLOEXEC | O_NOCTTY) : open_virtio_name(virtio_name);
+            if (in_fd < 0) usleep(50 * 1000);
+        }
+        if (in_fd < 0) {
+            logf_("cannot open %s: %s", port ? port : virtio_name, strerror(errno));
+            if (pid1) for (;;) pause(); /* PID 1 must not exit */
+            return 1;
+        }
+        out_fd = in_fd;
+    }
+    logf_("ready (%s%s)", pid1 ? "pid 1, " : "", cgroup_base[0] ? "cgroup kill" : "process-group kill");
+
+    struct pollfd pfds[2 + MAX_EXECS * 3];
+    struct exec *owner[2 + MAX_EXECS * 3];
+    int which[2 + MAX_EXECS * 3];
+    for (;;) {
+        int n = 0;
+        if (sig_fd >= 0) { pfds[n] = (struct pollfd){.fd = sig_fd, .events = POLLIN}; owner[n++] = NULL; }
+        int port_index = -1;
+        if (!port_down) {
+            port_index = n;
+            pfds[n] = (struct pollfd){.fd = in_fd, .events = POLLIN};
+            owner[n++] = NULL;
+        }
+        for (int i = 0; i < MAX_EXECS; i++) {
+            struct exec *e = &execs[i];
+            if (!e->used) continue;
+            for (int s = 1; s <= 2; s++)
+                if (e->out[s] >= 0 && e->credit[s] > 0) {
+                    pfds[n] = (struct pollfd){.fd = e->out[s], .events = POLLIN};
+                    owner[n] = e;
+                    which[n++] = s;
+                }
+            if (e->in >= 0 && e->in_len > 0) {
+                pfds[n] = (struct pollfd){.fd = e->in, .events = POLLOUT};
+                owner[n] = e;
+                which[n++] = 0;
+            }
+        }
+        /* an exited exec waits only for the host's credit, which arrives on the port: no timeout needed */
+        int ready = poll(pfds, (nfds_t) n, port_down ? RECONNECT_POLL_MS : -1);
+        if (ready < 0 && errno != EINTR) { logf_("poll: %s", strerror(errno)); sleep(1); }
+        if (port_down && monotonic_ms() - port_down_since >= RECONNECT_POLL_MS) port_down = 0; /* try again */
+        if (sig_fd >= 0 && (pfds[0].revents & POLLIN)) {
+            struct signalfd_siginfo info;
+            while (read(sig_fd, &info, sizeof info) > 0) {}
+        }
+        reap();
+        for (int i = 0; i < n && ready > 0; i++) {
+            if (!pfds[i].revents || !owner[i] || !owner[i]->used) continue;
+            if (which[i] == 0) pump_in(owner[i]);
+            else pump_out(owner[i], which[i]);
+        }
+        if (port_index >= 0 && ready > 0 && pfds[port_index].revents) {
+            if (pfds[port_index].revents & POLLIN) read_port();
+            else if (pfds[port_index].revents & (POLLHUP | POLLERR)) {
+                if (stdio_mode) { end_session(); return 0; }
+                if (session) logf_("host side of the port is closed");
+                mark_port_down();
+            }
+        }
+        reap();
+        for (int i = 0; i < MAX_EXECS; i++)
+            if (execs[i].used && execs[i].exited) try_finish(&execs[i]);
+    }
+}
