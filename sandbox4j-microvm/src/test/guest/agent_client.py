@@ -4,6 +4,7 @@
 Used by demo.py to drive the agent inside a QEMU microVM (over a unix socket QEMU connects to) or as a
 local --stdio process. Single-threaded, synchronous: enough to demonstrate and measure, not the Java client.
 """
+import collections
 import os
 import struct
 
@@ -57,6 +58,7 @@ class Agent:
     def __init__(self, send, recv):
         self._send, self._recv, self._next = send, recv, 1
         self.buf = b""
+        self.pending = {}
 
     def _read_exact(self, n):
         while len(self.buf) < n:
@@ -81,13 +83,20 @@ class Agent:
         return self._next
 
     def expect(self, rid, *types):
-        """The next frame for rid; frames for other ids are not expected in this synchronous client."""
+        """The next frame for rid; frames for other ids (a concurrent exec) are queued for their reader."""
         while True:
-            typ, got, payload = self.read_frame()
-            if typ == T["ERROR"] and got in (rid, 0):
+            queue = self.pending.get(rid)
+            if queue:
+                typ, got, payload = queue.popleft()
+            else:
+                typ, got, payload = self.read_frame()
+                if got not in (rid, 0):
+                    self.pending.setdefault(got, collections.deque()).append((typ, got, payload))
+                    continue
+            if typ == T["ERROR"]:
                 r = Reader(payload)
                 raise AgentError(r.u16(), r.i32(), r.bytes().decode(errors="replace"))
-            if got == rid and typ in types:
+            if typ in types:
                 return typ, payload
             raise ValueError(f"unexpected {NAMES.get(typ, typ)} for id {got} (waiting for {rid})")
 
