@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/random.h>
+#include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -110,6 +112,7 @@ struct file_write {
 
 static int in_fd = -1, out_fd = -1;
 static int stdio_mode;
+static int no_cgroup;         /* --no-cgroup: kill by process group only */
 static int pid1;
 static int session;           /* a HELLO was answered */
 static int port_down;         /* virtio port: host side closed, retry later */
@@ -792,7 +795,7 @@ static void do_exec(uint32_t id, struct rd *r) {
     }
     if (window == 0) window = WINDOW_DEFAULT;
 
-    int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1}, procs = -1;
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1}, procs = -1, cgroup_fd = -1;
     int want_stdin = flags & 1;
     if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0
         || (want_stdin && pipe2(in, O_CLOEXEC) < 0)) {
@@ -802,14 +805,27 @@ static void do_exec(uint32_t id, struct rd *r) {
     char cgroup[320] = "";
     if (cgroup_base[0]) {
         snprintf(cgroup, sizeof cgroup, "%s/e%u-%lu", cgroup_base, id, ++cgroup_counter);
-        char procs_path[352];
-        snprintf(procs_path, sizeof procs_path, "%s/cgroup.procs", cgroup);
-        if (mkdir(cgroup, 0755) < 0 || (procs = open(procs_path, O_WRONLY | O_CLOEXEC)) < 0) {
+        if (mkdir(cgroup, 0755) < 0 || (cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
             rmdir(cgroup);
             cgroup[0] = 0; /* fall back to the process group alone */
         }
     }
-    pid_t pid = fork();
+    pid_t pid = -1;
+    if (cgroup_fd >= 0) {
+        /* born in its cgroup: moving it there through cgroup.procs costs an RCU grace period (~10 ms on TCG) */
+        struct clone_args args;
+        memset(&args, 0, sizeof args);
+        args.flags = CLONE_INTO_CGROUP;
+        args.exit_signal = SIGCHLD;
+        args.cgroup = (uint64_t) cgroup_fd;
+        pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+        if (pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) { /* kernel before 5.7 */
+            procs = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+            pid = fork();
+        }
+    } else {
+        pid = fork();
+    }
     if (pid < 0) {
         send_error(id, E_LAUNCH, errno, "fork: %s", strerror(errno));
         if (cgroup[0]) rmdir(cgroup);
@@ -835,6 +851,7 @@ static void do_exec(uint32_t id, struct rd *r) {
     close_fd(&status[1]);
     close_fd(&in[0]);
     if (procs >= 0) close(procs);
+    if (cgroup_fd >= 0) close(cgroup_fd);
     int msg[2];
     ssize_t got;
     do got = read(status[0], msg, sizeof msg); while (got < 0 && errno == EINTR);
@@ -881,6 +898,7 @@ close_pipes:
     close_fd(&in[0]); close_fd(&in[1]);
     close_fd(&status[0]); close_fd(&status[1]);
     if (procs >= 0) close(procs);
+    if (cgroup_fd >= 0) close(cgroup_fd);
 out:
     free(cwd);
     free_strings(argv);
@@ -1199,7 +1217,9 @@ static void init_system(void) {
     mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
     mkdir("/tmp", 01777);
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
-    mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    /* favordynmods (6.1+) makes creating and leaving per-exec cgroups cheaper; older kernels refuse it */
+    if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, "favordynmods") < 0)
+        mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
     sethostname("sandbox", 7);
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s >= 0) {
@@ -1256,7 +1276,7 @@ static int open_virtio_name(const char *name) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: s4j-agent [--init] (--stdio | --port DEVICE | --virtio-name NAME)\n");
+    fprintf(stderr, "usage: s4j-agent [--init] [--no-cgroup] (--stdio | --port DEVICE | --virtio-name NAME)\n");
     exit(2);
 }
 
@@ -1265,6 +1285,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--stdio") == 0) stdio_mode = 1;
         else if (strcmp(argv[i], "--init") == 0) pid1 = 1;
+        else if (strcmp(argv[i], "--no-cgroup") == 0) no_cgroup = 1;
         else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) port = argv[++i];
         else if (strcmp(argv[i], "--virtio-name") == 0 && i + 1 < argc) virtio_name = argv[++i];
         else usage();
@@ -1280,7 +1301,7 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &chld, NULL);
     int sig_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
     if (!pid1) prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of our execs come back to us to be reaped */
-    init_cgroups();
+    if (!no_cgroup) init_cgroups();
 
     if (stdio_mode) {
         in_fd = 0;
