@@ -18,7 +18,7 @@ cache_dir=$1
 rootfs_tar=$2
 [ -f "$rootfs_tar" ] || die "no root tarball at $rootfs_tar"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-agent_src="$here/../c/s4j-agent.c"
+agent_src="$here/../../../../sandbox4j-agent/src/main/c/s4j-agent.c"
 [ -f "$agent_src" ] || die "no agent source at $agent_src"
 for tool in apt-get apt-cache dpkg-deb gcc mke2fs gzip sha256sum tar; do
     command -v "$tool" >/dev/null || die "$tool is missing (apt-get install ${tool/mke2fs/e2fsprogs})"

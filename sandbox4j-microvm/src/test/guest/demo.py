@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../sandbox4j-agent/src/test'))
 from agent_client import Agent, AgentError  # noqa: E402
 
 BOOT_TIMEOUT_S = 30
