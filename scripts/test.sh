@@ -196,6 +196,7 @@ provision_test_image() {
             || engine_problem "podman import of $tarball failed"
     fi
     export SANDBOX4J_TEST_IMAGE=$tag
+    test_image_tarball=$tarball
 }
 
 # Podman 4.3 leaves the conmon of every exec made through its Docker-compatible API running, even
@@ -227,6 +228,29 @@ provision_engines() {
     start_dockerd && export SANDBOX4J_DOCKER_HOST=unix://$engine_dir/docker.sock
     start_podman && export SANDBOX4J_PODMAN_HOST=unix://$engine_dir/podman.sock
     provision_test_image || true
+    provision_microvm_guest || true
+}
+
+# ---------------------------------------------------------------- microVM guest (sandbox4j-microvm)
+# QEMU, and the guest build-guest.sh makes from the test image's root (a kernel extracted from Debian's
+# package, a busybox initramfs, a read-only ext4 root with the guest agent), cached by its recipe's digest
+# under the engine directory. The tests find it through SANDBOX4J_MICROVM_GUEST; when it cannot be made,
+# SANDBOX4J_MICROVM_PROBLEM says why, so they fail with the reason.
+provision_microvm_guest() {
+    require_commands qemu-system-x86_64:qemu-system-x86 mke2fs:e2fsprogs xz:xz-utils
+    local tarball=${test_image_tarball:-} guest
+    if [ -z "$tarball" ] || [ ! -s "$tarball" ]; then
+        export SANDBOX4J_MICROVM_PROBLEM="no test image root to build the guest from (see the engines' problem)"
+        return 1
+    fi
+    if ! guest=$(sandbox4j-microvm/src/main/guest/build-guest.sh "$engine_dir/guest" "$tarball" \
+            2> >(tee "$engine_dir/guest-build.log" >&2)) || [ ! -f "$guest/vmlinux" ]; then
+        say "building the microVM guest failed; see $engine_dir/guest-build.log"
+        export SANDBOX4J_MICROVM_PROBLEM="build-guest.sh failed; see $engine_dir/guest-build.log"
+        return 1
+    fi
+    say "microVM guest: $guest"
+    export SANDBOX4J_MICROVM_GUEST=$guest
 }
 
 # One closing line over every module's Surefire and Failsafe reports, so the whole run reads as one count.

@@ -5,13 +5,13 @@
 #
 # The result lands in CACHE_DIR/<digest>/ (vmlinux, initrd.cpio.gz, rootfs.ext4, s4j-agent, recipe.txt), where
 # <digest> hashes this script, the agent's source, the kernel and busybox package versions and the root tarball,
-# so a changed recipe builds anew and an unchanged one is reused. The last line printed is that directory.
+# so a changed recipe builds anew and an unchanged one is reused. Progress goes to stderr; stdout is that directory.
 # Nothing is installed on the host: packages are fetched with `apt-get download` and unpacked with dpkg-deb -x.
 # Environment: S4J_KERNEL_PACKAGE (default: what linux-image-amd64 depends on), S4J_ROOT_SLACK_MB (default 64).
 set -euo pipefail
 
 die() { echo "build-guest: $*" >&2; exit 1; }
-step() { echo "build-guest: $*"; }
+step() { echo "build-guest: $*" >&2; }
 
 [ $# -eq 2 ] || die "usage: build-guest.sh CACHE_DIR ROOTFS_TAR"
 cache_dir=$1
@@ -29,8 +29,15 @@ done
 # no `depends=` entry, and the initramfs has no modprobe to load it on request.
 wanted_modules="virtio_mmio virtio_blk virtio_console virtio_rng crc32c_generic ext4 overlay"
 
-kernel_pkg=${S4J_KERNEL_PACKAGE:-$(apt-cache depends linux-image-amd64 2>/dev/null \
-    | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1)}
+kernel_of_meta_package() {
+    apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1
+}
+kernel_pkg=${S4J_KERNEL_PACKAGE:-$(kernel_of_meta_package)}
+if [ -z "$kernel_pkg" ] && [ "$(id -u)" -eq 0 ]; then
+    step "apt-get update (the package lists do not know linux-image-amd64 yet)"
+    apt-get update -qq >/dev/null 2>&1 || true
+    kernel_pkg=$(kernel_of_meta_package)
+fi
 [ -n "$kernel_pkg" ] || die "cannot tell which kernel linux-image-amd64 depends on (apt-get update?)"
 kernel_ver=$(apt-cache policy "$kernel_pkg" | sed -n 's/^ *Candidate: //p')
 [ -n "$kernel_ver" ] && [ "$kernel_ver" != "(none)" ] || die "no candidate for $kernel_pkg"

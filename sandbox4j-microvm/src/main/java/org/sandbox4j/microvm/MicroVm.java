@@ -1,0 +1,270 @@
+package org.sandbox4j.microvm;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.sandbox4j.agent.AgentConnection;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.spi.ExecRefusals;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.spi.ProcessPump;
+
+/**
+ * One running guest: its QEMU process, the agent connection on its virtio-serial port and the tail
+ * of its console. Booting waits for the agent's answer under a deadline; whatever fails on the way,
+ * the QEMU process is killed before the error leaves, so no guest outlives a failed boot.
+ */
+final class MicroVm implements AutoCloseable {
+
+    private static final int DIAGNOSTIC_BYTES = 16 * 1024;
+    private static final int DIAGNOSTIC_LINES = 12;
+    private static final Duration POLL = Duration.ofMillis(10);
+    private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
+
+    private final Path directory;
+    private final Accelerator accelerator;
+    private final ProcessHandle qemu;
+    private final ByteRing console;
+    private final AgentConnection agent;
+
+    private MicroVm(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
+            AgentConnection agent) {
+        this.directory = directory;
+        this.accelerator = accelerator;
+        this.qemu = qemu;
+        this.console = console;
+        this.agent = agent;
+    }
+
+    /**
+     * Starts QEMU and waits, until {@code deadline} has passed, for the guest agent's handshake.
+     *
+     * @throws SandboxException naming QEMU's last words and the console's when the guest does not
+     *                          come up; the process is gone by then
+     */
+    static MicroVm boot(QemuLaunch launch, Duration deadline, String backendName) {
+        long until = System.nanoTime() + deadline.toNanos();
+        ByteRing qemuOutput = new ByteRing(DIAGNOSTIC_BYTES);
+        ByteRing console = new ByteRing(DIAGNOSTIC_BYTES);
+        Process qemu;
+        try {
+            Files.deleteIfExists(launch.agentSocket());
+            Files.deleteIfExists(launch.consoleSocket());
+            qemu = new ProcessBuilder(launch.argv()).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            throw ExecRefusals.couldNotStart(backendName, launch.qemu().toString(),
+                    "install QEMU (apt-get install --no-install-recommends qemu-system-x86), or name it with "
+                            + "MicroVmBackend.builder().qemu(path)", e);
+        }
+        qemu.getOutputStream().close();
+        ProcessPump.daemon(backendName + " qemu output", () -> qemuOutput.drain(qemu.getInputStream())).start();
+        try {
+            return connectTo(launch.directory(), launch.accelerator(), qemu.toHandle(), console, until, backendName);
+        } catch (RuntimeException | IOException e) {
+            kill(qemu.toHandle());
+            throw new SandboxException("backend '" + backendName + "': the guest did not come up within "
+                    + deadline.toSeconds() + " s under " + launch.accelerator() + " (" + ErrorDetail.of(e)
+                    + "); QEMU said: " + GuestText.quote(qemuOutput.tail(DIAGNOSTIC_LINES)) + "; the console ended with: "
+                    + GuestText.quote(console.tail(DIAGNOSTIC_LINES)), e);
+        }
+    }
+
+    /**
+     * Connects to a guest another instance (or another process) booted, as its pid file names it;
+     * empty when that QEMU is gone. QEMU serves one connection at a time: while another process
+     * holds the agent's, this fails.
+     */
+    static Optional<MicroVm> attach(Path directory, Accelerator accelerator, Duration deadline, String backendName) {
+        Optional<ProcessHandle> qemu = recordedProcess(directory);
+        if (qemu.isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(connectTo(directory, accelerator, qemu.get(), new ByteRing(DIAGNOSTIC_BYTES),
+                    System.nanoTime() + deadline.toNanos(), backendName));
+        } catch (IOException | RuntimeException e) {
+            throw new SandboxException("backend '" + backendName + "': the guest in " + directory + " (QEMU pid "
+                    + qemu.get().pid() + ") is running but its agent does not answer here (" + ErrorDetail.of(e)
+                    + "); another process may hold its connection: dispose of the sandbox to replace it", e);
+        }
+    }
+
+    private static MicroVm connectTo(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
+            long until, String backendName) throws IOException {
+        SocketChannel consoleChannel = connect(directory.resolve(QemuLaunch.CONSOLE_SOCKET), qemu, until);
+        ProcessPump.daemon(backendName + " console", () -> console.drain(input(consoleChannel))).start();
+        SocketChannel agentChannel = connect(directory.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
+        try {
+            Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 0));
+            AgentConnection agent = AgentConnection.open(input(agentChannel), output(agentChannel), backendName, left);
+            return new MicroVm(directory, accelerator, qemu, console, agent);
+        } catch (RuntimeException e) {
+            agentChannel.close();
+            consoleChannel.close();
+            throw e;
+        }
+    }
+
+    /** Connects to a socket QEMU serves, as soon as it is there, until the deadline or QEMU's exit. */
+    private static SocketChannel connect(Path socket, ProcessHandle qemu, long until) throws IOException {
+        while (true) {
+            if (Files.exists(socket)) {
+                SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+                try {
+                    channel.connect(UnixDomainSocketAddress.of(socket));
+                    return channel;
+                } catch (IOException notListeningYet) {
+                    channel.close();
+                }
+            }
+            if (!qemu.isAlive()) {
+                throw new IOException("QEMU exited before serving " + socket);
+            }
+            if (System.nanoTime() > until) {
+                throw new IOException("QEMU did not serve " + socket + " in time");
+            }
+            sleep(POLL);
+        }
+    }
+
+    AgentConnection agent() {
+        return agent;
+    }
+
+    long pid() {
+        return qemu.pid();
+    }
+
+    boolean alive() {
+        return qemu.isAlive();
+    }
+
+    Accelerator accelerator() {
+        return accelerator;
+    }
+
+    Path directory() {
+        return directory;
+    }
+
+    /** The console's last lines, escaped, for a message. */
+    String consoleTail() {
+        return GuestText.quote(console.tail(DIAGNOSTIC_LINES));
+    }
+
+    /** Kills QEMU (the guest and every process in it end with it) and closes the connection. */
+    @Override
+    public void close() {
+        try {
+            agent.close();
+        } finally {
+            kill(qemu);
+        }
+    }
+
+    private static void kill(ProcessHandle qemu) {
+        qemu.destroyForcibly();
+        try {
+            qemu.onExit().get(EXIT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // Still exiting: SIGKILL was sent, and nothing in the guest can delay it.
+        }
+    }
+
+    /** Kills the QEMU a pid file names, when that process is still a QEMU of this directory. */
+    static boolean killRecorded(Path directory) {
+        Optional<ProcessHandle> recorded = recordedProcess(directory);
+        recorded.ifPresent(MicroVm::kill);
+        return recorded.isPresent();
+    }
+
+    /** The live QEMU process a sandbox directory's pid file names, checked by its command line. */
+    static Optional<ProcessHandle> recordedProcess(Path directory) {
+        Path pidFile = directory.resolve(QemuLaunch.PID_FILE);
+        long pid;
+        try {
+            if (Files.size(pidFile) > 32) {
+                return Optional.empty();
+            }
+            pid = Long.parseLong(Files.readString(pidFile).strip());
+        } catch (IOException | NumberFormatException e) {
+            return Optional.empty();
+        }
+        String agentSocket = directory.resolve(QemuLaunch.AGENT_SOCKET).toString();
+        // A recycled pid must not be killed: the process must be a QEMU serving this directory's socket.
+        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                .filter(process -> process.info().arguments().map(words -> String.join(" ", words))
+                        .filter(line -> line.contains("path=" + agentSocket + ",")).isPresent());
+    }
+
+    private static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxException("interrupted while waiting for the guest to come up", e);
+        }
+    }
+
+    /**
+     * A socket's reading half. Not {@code Channels.newInputStream}: its streams take the channel's
+     * blocking lock on every call, so a read waiting for the guest would block every write.
+     */
+    private static InputStream input(SocketChannel channel) {
+        return new InputStream() {
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] bytes, int offset, int length) throws IOException {
+                Objects.checkFromIndexSize(offset, length, bytes.length);
+                return length == 0 ? 0 : channel.read(ByteBuffer.wrap(bytes, offset, length));
+            }
+
+            @Override
+            public void close() throws IOException {
+                channel.close();
+            }
+        };
+    }
+
+    private static OutputStream output(SocketChannel channel) {
+        return new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] bytes, int offset, int length) throws IOException {
+                ByteBuffer buffer = ByteBuffer.wrap(bytes, offset, length);
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+            }
+
+            @Override
+            public void close() throws IOException {
+                channel.close();
+            }
+        };
+    }
+}

@@ -1,0 +1,394 @@
+package org.sandbox4j.microvm;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
+import org.sandbox4j.core.BackendDeclarations;
+import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.OsFamily;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.BackendNames;
+import org.sandbox4j.core.spi.EgressRefusals;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.spi.KeyedLocks;
+import org.sandbox4j.core.spi.TreeRemoval;
+
+/**
+ * One QEMU microVM per sandbox: the guest runs its own Linux kernel, so the boundary is the
+ * hypervisor's ({@link Isolation#MICROVM}), with KVM where the host really has it and TCG
+ * otherwise ({@link #accelerator()} says which and why). Declares POSIX guests, EXEC and every
+ * file capability, and egress {@link Egress#CLOSED}: the guest has no network device at all.
+ *
+ * <h2>Sandboxes</h2>
+ * A sandbox is a guest booted for one (conversation, key, kind). Its host directory under the
+ * state root ({@code vm-<random>}) holds QEMU's sockets and pid file and a {@link SandboxRecord}
+ * naming the key by digest and the JVM that owns it; every instance, in any process, finds guests
+ * there, reuses a live one (reconnecting to its agent) and ends them on {@code dispose}. Nothing
+ * the guest does reaches that directory: its commands and files go through the guest agent over a
+ * virtio-serial port, and its whole writable file system is an overlay in guest memory.
+ *
+ * <h2>Lifetime</h2>
+ * A guest lives until it is disposed of, or until the backend that booted it is closed. A guest
+ * whose owner died without closing is ended by the next backend built on the same state root.
+ */
+public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
+
+    /** The name unless the builder sets one. */
+    public static final String DEFAULT_NAME = "microvm";
+
+    private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
+            .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
+                    Capability.FILES_DELETE)
+            .egressModes(Egress.CLOSED)
+            .osFamilies(OsFamily.POSIX)
+            .build();
+    private static final String DIRECTORY_PREFIX = "vm-";
+    private static final int DIRECTORY_RANDOM_BYTES = 6;
+    private static final Duration WORK_DIR_TIMEOUT = Duration.ofSeconds(30);
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final System.Logger LOG = System.getLogger(MicroVmBackend.class.getName());
+    /** Every guest this JVM is connected to, by directory: instances over one state root share them. */
+    private static final Map<Path, MicroVm> CONNECTED = new ConcurrentHashMap<>();
+
+    private final String name;
+    private final Path stateRoot;
+    private final GuestImage guest;
+    private final Path qemu;
+    private final int memoryMib;
+    private final int cpus;
+    private final int overlayMib;
+    private final Duration bootDeadline;
+    private final KeyedLocks<String> acquiring = new KeyedLocks<>();
+    private final Set<Path> booted = ConcurrentHashMap.newKeySet();
+    private volatile Accelerator.Choice accelerator;
+
+    private MicroVmBackend(Builder builder) {
+        this.name = builder.name;
+        this.stateRoot = builder.stateRoot.toAbsolutePath().normalize();
+        this.guest = builder.guest;
+        this.qemu = builder.qemu;
+        this.memoryMib = builder.memoryMib;
+        this.cpus = builder.cpus;
+        this.overlayMib = builder.overlayMib;
+        this.bootDeadline = builder.bootDeadline;
+        this.accelerator = builder.accelerator.map(chosen -> new Accelerator.Choice(chosen, chosen + ": as configured"))
+                .orElseGet(Accelerator::probeHost);
+        QemuLaunch.requireSocketRoom(stateRoot.resolve(DIRECTORY_PREFIX + "0".repeat(DIRECTORY_RANDOM_BYTES * 2)), name);
+        guest.problem().ifPresent(problem -> {
+            throw new IllegalArgumentException("backend '" + name + "': " + problem);
+        });
+        reapOrphans();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public BackendDeclarations declarations() {
+        return DECLARATIONS;
+    }
+
+    /** The accelerator guests boot under, and why: KVM is confirmed by the first guest that comes up. */
+    public Accelerator.Choice accelerator() {
+        return accelerator;
+    }
+
+    @Override
+    public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(spec, "spec");
+        if (spec.egress() != Egress.CLOSED) {
+            throw EgressRefusals.modeNotEnforced(name, spec.egress(), "a guest has no network device at all",
+                    DECLARATIONS.egressModes());
+        }
+        SandboxRecord record = SandboxRecord.of(key, spec.kind());
+        String workDir = GuestPaths.normalize(spec.workDir());
+        return acquiring.withLock(record.conversation() + record.key() + record.kind(), () -> {
+            MicroVm vm = warm(record).orElseGet(() -> boot(record));
+            MicroVmSandbox sandbox = new MicroVmSandbox(vm, name);
+            makeWorkDir(sandbox, workDir);
+            return sandbox;
+        });
+    }
+
+    /** A live guest of this record, reconnected if another instance booted it; dead ones are cleared. */
+    private Optional<MicroVm> warm(SandboxRecord record) {
+        for (Path directory : directories(record::names)) {
+            MicroVm connected = CONNECTED.get(directory);
+            if (connected != null && connected.alive()) {
+                return Optional.of(connected);
+            }
+            forget(directory);
+            Optional<MicroVm> attached = MicroVm.attach(directory, accelerator.accelerator(), bootDeadline, name);
+            if (attached.isPresent()) {
+                CONNECTED.put(directory, attached.get());
+                return attached;
+            }
+            remove(directory);
+        }
+        return Optional.empty();
+    }
+
+    private MicroVm boot(SandboxRecord record) {
+        Path directory = stateRoot.resolve(DIRECTORY_PREFIX + HexFormat.of().formatHex(randomBytes()));
+        try {
+            Files.createDirectories(stateRoot);
+            Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------")));
+            record.writeTo(directory);
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name + "' could not make a sandbox directory under " + stateRoot
+                    + ": " + ErrorDetail.of(e) + "; check that the state root is writable, or choose another with "
+                    + "MicroVmBackend.builder().stateRoot(path)", e);
+        }
+        booted.add(directory);
+        Accelerator.Choice choice = accelerator;
+        QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, directory);
+        MicroVm vm;
+        try {
+            vm = MicroVm.boot(launch, bootDeadline, name);
+        } catch (SandboxException underKvm) {
+            if (choice.accelerator() != Accelerator.KVM) {
+                remove(directory);
+                throw underKvm;
+            }
+            // A /dev/kvm that opens may still not run a stock kernel (a paravirtual device): fall back, once.
+            accelerator = new Accelerator.Choice(Accelerator.TCG, "TCG: a guest did not come up under KVM ("
+                    + ErrorDetail.of(underKvm) + ")");
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "': " + accelerator.reason());
+            try {
+                vm = MicroVm.boot(launch.with(Accelerator.TCG), bootDeadline, name);
+            } catch (SandboxException underTcg) {
+                remove(directory);
+                throw underTcg;
+            }
+        }
+        CONNECTED.put(directory, vm);
+        return vm;
+    }
+
+    /** The spec's work dir exists by the time acquire returns, on a fresh guest and a warm one alike. */
+    private void makeWorkDir(MicroVmSandbox sandbox, String workDir) {
+        ExecResult made = sandbox.exec(Command.argv("/bin/mkdir", "-p", "--", workDir),
+                ExecOptions.in("/", WORK_DIR_TIMEOUT));
+        if (made.exitCode() != 0) {
+            throw new SandboxException("backend '" + name + "' could not make the work dir " + GuestText.quote(workDir)
+                    + " in the guest: " + GuestText.quote(made.stderrText()) + "; choose another work dir");
+        }
+    }
+
+    @Override
+    public void dispose(SandboxKey key) {
+        Objects.requireNonNull(key, "key");
+        String conversation = SandboxRecord.conversation(key.scope(), key.threadId());
+        String digest = SandboxRecord.keyDigest(key);
+        directories(record -> record.conversation().equals(conversation) && record.key().equals(digest))
+                .forEach(this::remove);
+    }
+
+    /** Answered from the state root, never from this instance's memory. */
+    @Override
+    public int disposeScope(String scope, String threadId) {
+        String conversation = SandboxRecord.conversation(Objects.requireNonNull(scope, "scope"),
+                Objects.requireNonNull(threadId, "threadId"));
+        List<Path> matching = directories(record -> record.conversation().equals(conversation));
+        matching.forEach(this::remove);
+        return matching.size();
+    }
+
+    /** Ends every guest this instance booted. */
+    @Override
+    public void close() {
+        List.copyOf(booted).forEach(this::remove);
+    }
+
+    /** Ends guests whose owner died without closing its backend: nothing would ever end them otherwise. */
+    private void reapOrphans() {
+        directories(record -> !record.ownerAlive()).forEach(directory -> {
+            LOG.log(System.Logger.Level.INFO, () -> "backend '" + name + "': ending the guest in " + directory
+                    + ", whose owner is gone");
+            remove(directory);
+        });
+    }
+
+    private List<Path> directories(Predicate<SandboxRecord> matching) {
+        List<Path> found = new ArrayList<>();
+        try (Stream<Path> entries = Files.list(stateRoot)) {
+            entries.filter(path -> path.getFileName().toString().startsWith(DIRECTORY_PREFIX))
+                    .filter(path -> SandboxRecord.readFrom(path).filter(matching).isPresent())
+                    .forEach(found::add);
+        } catch (IOException nothingYet) {
+            return List.of();
+        }
+        return found;
+    }
+
+    private void forget(Path directory) {
+        MicroVm connected = CONNECTED.remove(directory);
+        if (connected != null) {
+            connected.close();
+        }
+    }
+
+    /** Kills the guest (here or as its pid file names it) and removes its directory. */
+    private void remove(Path directory) {
+        forget(directory);
+        MicroVm.killRecorded(directory);
+        booted.remove(directory);
+        try {
+            TreeRemoval.remove(directory, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not remove " + directory + ": "
+                    + ErrorDetail.of(e));
+        }
+    }
+
+    private static byte[] randomBytes() {
+        byte[] bytes = new byte[DIRECTORY_RANDOM_BYTES];
+        RANDOM.nextBytes(bytes);
+        return bytes;
+    }
+
+    @Override
+    public String toString() {
+        return "MicroVmBackend[" + name + ", " + accelerator.accelerator() + ", " + stateRoot + "]";
+    }
+
+    /** Mutable, single-use builder. */
+    public static final class Builder {
+
+        private String name = DEFAULT_NAME;
+        private Path stateRoot = defaultStateRoot();
+        private GuestImage guest;
+        private Path qemu = Path.of("/usr/bin/qemu-system-x86_64");
+        private int memoryMib = 256;
+        private int cpus = 1;
+        private int overlayMib = 128;
+        private Duration bootDeadline = Duration.ofSeconds(60);
+        private Optional<Accelerator> accelerator = Optional.empty();
+
+        private Builder() {
+        }
+
+        /** The name the router and messages use. Default {@value #DEFAULT_NAME}. */
+        public Builder name(String value) {
+            this.name = BackendNames.require(value);
+            return this;
+        }
+
+        /**
+         * Where each guest's directory (sockets, pid file, record) lives; instances sharing it share
+         * the guests. Default {@code $XDG_STATE_HOME/sandbox4j/microvm}, else
+         * {@code ~/.local/state/sandbox4j/microvm}. Unix socket paths must fit 107 bytes.
+         */
+        public Builder stateRoot(Path value) {
+            this.stateRoot = Objects.requireNonNull(value, "stateRoot");
+            return this;
+        }
+
+        /** What guests boot. Default: {@link GuestImage#fromEnvironment()}; required when that is unset. */
+        public Builder guest(GuestImage value) {
+            this.guest = Objects.requireNonNull(value, "guest");
+            return this;
+        }
+
+        /** The QEMU binary. Default {@code /usr/bin/qemu-system-x86_64}. */
+        public Builder qemu(Path value) {
+            this.qemu = Objects.requireNonNull(value, "qemu");
+            return this;
+        }
+
+        /** Guest RAM in MiB, at least 128. Default 256. */
+        public Builder memoryMib(int value) {
+            if (value < 128) {
+                throw new IllegalArgumentException("a guest needs at least 128 MiB of memory to boot, not " + value);
+            }
+            this.memoryMib = value;
+            return this;
+        }
+
+        /** vCPUs, 1 to 16. Default 1. */
+        public Builder cpus(int value) {
+            if (value < 1 || value > 16) {
+                throw new IllegalArgumentException("a guest has 1 to 16 vCPUs, not " + value);
+            }
+            this.cpus = value;
+            return this;
+        }
+
+        /** The most, in MiB, the guest's writable file system may hold (it lives in guest memory). Default 128. */
+        public Builder overlayMib(int value) {
+            if (value < 8) {
+                throw new IllegalArgumentException("the writable overlay needs at least 8 MiB, not " + value);
+            }
+            this.overlayMib = value;
+            return this;
+        }
+
+        /** How long a guest may take to boot to its agent's answer. Default 60 s (TCG on a busy host is slow). */
+        public Builder bootDeadline(Duration value) {
+            if (value == null || value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("the boot deadline must be positive, not " + value);
+            }
+            this.bootDeadline = value;
+            return this;
+        }
+
+        /** Forces an accelerator instead of probing the host (TCG always works; KVM must really work). */
+        public Builder accelerator(Accelerator value) {
+            this.accelerator = Optional.of(Objects.requireNonNull(value, "accelerator"));
+            return this;
+        }
+
+        public MicroVmBackend build() {
+            if (guest == null) {
+                guest = GuestImage.fromEnvironment().orElseThrow(() -> new IllegalArgumentException("backend '" + name
+                        + "' needs a guest to boot: name it with MicroVmBackend.builder().guest(GuestImage.at(dir)) "
+                        + "or set " + GuestImage.DIRECTORY_VARIABLE + " (build one with "
+                        + "sandbox4j-microvm/src/main/guest/build-guest.sh; scripts/test.sh does)"));
+            }
+            if (overlayMib > memoryMib) {
+                throw new IllegalArgumentException("the writable overlay (" + overlayMib + " MiB) lives in guest memory "
+                        + "and cannot exceed it (" + memoryMib + " MiB)");
+            }
+            return new MicroVmBackend(this);
+        }
+
+        private static Path defaultStateRoot() {
+            String state = System.getenv("XDG_STATE_HOME");
+            Path base = state != null && !state.isBlank() ? Path.of(state)
+                    : Path.of(System.getProperty("user.home"), ".local", "state");
+            return base.resolve("sandbox4j").resolve("microvm");
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package org.sandbox4j.microvm;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One QEMU command line: a {@code -M microvm} guest with nothing but what a sandbox needs. No
+ * default devices and no NIC at all (so {@code CLOSED} egress is the absence of a network device),
+ * QEMU's own seccomp sandbox on, the root disk read-only, the guest agent on a virtio-serial port
+ * and the console on a second socket, both served by QEMU so that any host process can connect.
+ * Every value is an argv word: nothing passes through a shell.
+ *
+ * @param qemu        the {@code qemu-system-x86_64} binary
+ * @param guest       what it boots
+ * @param accelerator KVM or TCG
+ * @param memoryMib   guest RAM, which also bounds the workspace (an overlay in guest memory)
+ * @param cpus        vCPUs
+ * @param overlayMib  the most the guest's writable overlay (its whole writable file system) may hold
+ * @param directory   the sandbox's host directory: its sockets and QEMU's pid file
+ */
+record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memoryMib, int cpus, int overlayMib,
+        Path directory) {
+
+    static final String AGENT_SOCKET = "agent.sock";
+    static final String CONSOLE_SOCKET = "console.sock";
+    static final String PID_FILE = "qemu.pid";
+    /** The name the agent looks its port up by (under /sys/class/virtio-ports). */
+    static final String AGENT_PORT_NAME = "agent";
+    /** sun_path holds 108 bytes with its terminating NUL. */
+    static final int MAX_SOCKET_PATH_BYTES = 107;
+    private static final Pattern CPU_MHZ = Pattern.compile("(?m)^cpu MHz\\s*:\\s*([0-9]+(?:\\.[0-9]+)?)");
+
+    QemuLaunch {
+        Objects.requireNonNull(qemu, "qemu");
+        Objects.requireNonNull(guest, "guest");
+        Objects.requireNonNull(accelerator, "accelerator");
+        Objects.requireNonNull(directory, "directory");
+    }
+
+    QemuLaunch with(Accelerator other) {
+        return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, directory);
+    }
+
+    Path agentSocket() {
+        return directory.resolve(AGENT_SOCKET);
+    }
+
+    Path consoleSocket() {
+        return directory.resolve(CONSOLE_SOCKET);
+    }
+
+    Path pidFile() {
+        return directory.resolve(PID_FILE);
+    }
+
+    /** The whole command line. */
+    List<String> argv() {
+        List<String> argv = new ArrayList<>(List.of(qemu.toString(),
+                "-M", "microvm,isa-serial=on,rtc=on",
+                "-accel", accelerator.qemuOption(),
+                "-m", memoryMib + "M",
+                "-smp", Integer.toString(cpus),
+                "-nodefaults", "-no-user-config", "-nic", "none", "-display", "none", "-no-reboot",
+                "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
+                "-pidfile", pidFile().toString(),
+                "-kernel", guest.kernel().toString(),
+                "-initrd", guest.initrd().toString(),
+                "-append", kernelCommandLine(),
+                "-chardev", "socket,id=console,path=" + consoleSocket() + ",server=on,wait=off",
+                "-serial", "chardev:console",
+                "-chardev", "socket,id=agent,path=" + agentSocket() + ",server=on,wait=off",
+                "-device", "virtio-serial-device",
+                "-device", "virtserialport,chardev=agent,name=" + AGENT_PORT_NAME,
+                "-object", "rng-random,id=rng0,filename=/dev/urandom",
+                "-device", "virtio-rng-device,rng=rng0",
+                "-drive", "file=" + guest.root() + ",format=raw,if=none,id=root,readonly=on",
+                "-device", "virtio-blk-device,drive=root"));
+        if (accelerator == Accelerator.KVM) {
+            argv.addAll(List.of("-cpu", "host"));
+        }
+        return List.copyOf(argv);
+    }
+
+    /**
+     * {@code tsc_early_khz}: microvm has no HPET or PM timer to calibrate the TSC against, and a
+     * calibration that fails on a busy host stalls the boot for good; the host's own rate avoids it.
+     */
+    private String kernelCommandLine() {
+        StringBuilder line = new StringBuilder("console=ttyS0 panic=-1 quiet s4j.root=/dev/vda s4j.overlay_size=")
+                .append(overlayMib).append('m');
+        hostTscKhz().ifPresent(khz -> line.append(" tsc_early_khz=").append(khz));
+        return line.toString();
+    }
+
+    static Optional<Long> hostTscKhz() {
+        try {
+            Matcher matcher = CPU_MHZ.matcher(Files.readString(Path.of("/proc/cpuinfo")));
+            return matcher.find() ? Optional.of(Math.round(Double.parseDouble(matcher.group(1)) * 1000))
+                    : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Refuses a directory whose socket paths would not fit a unix socket address. */
+    static void requireSocketRoom(Path directory, String backendName) {
+        int longest = directory.resolve(CONSOLE_SOCKET).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                .length;
+        if (longest > MAX_SOCKET_PATH_BYTES) {
+            throw new IllegalArgumentException("backend '" + backendName + "': the state root " + directory.getParent()
+                    + " is too long for unix socket paths (" + longest + " bytes, at most " + MAX_SOCKET_PATH_BYTES
+                    + "); choose a shorter one with MicroVmBackend.builder().stateRoot(path)");
+        }
+    }
+}

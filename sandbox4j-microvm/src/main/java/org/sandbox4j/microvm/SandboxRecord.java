@@ -1,0 +1,79 @@
+package org.sandbox4j.microvm;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.spi.KeyDigest;
+
+/**
+ * What a sandbox directory says about itself, so that any instance, in any process, can find a
+ * guest by its key and end it: the digests of its conversation, key and kind (never the labels
+ * themselves) and the process that owns it. The state root is host-only: no guest can write there.
+ *
+ * @param conversation digest of (scope, thread)
+ * @param key          digest of (scope, thread, agent dir)
+ * @param kind         digest of the kind
+ * @param ownerPid     the JVM that booted the guest
+ * @param ownerStart   that JVM's start instant in epoch milliseconds (a recycled pid is another owner)
+ */
+record SandboxRecord(String conversation, String key, String kind, long ownerPid, long ownerStart) {
+
+    static final String FILE = "sandbox";
+    private static final long MAX_BYTES = 1024;
+
+    static SandboxRecord of(SandboxKey key, String kind) {
+        ProcessHandle self = ProcessHandle.current();
+        return new SandboxRecord(conversation(key.scope(), key.threadId()), keyDigest(key), KeyDigest.sha256Hex(kind),
+                self.pid(), startOf(self));
+    }
+
+    static String conversation(String scope, String threadId) {
+        return KeyDigest.ofParts(List.of(scope, threadId));
+    }
+
+    static String keyDigest(SandboxKey key) {
+        return KeyDigest.ofParts(List.of(key.scope(), key.threadId(), key.agentDir()));
+    }
+
+    /** The same sandbox: conversation, key and kind (whoever owns it). */
+    boolean names(SandboxRecord other) {
+        return conversation.equals(other.conversation) && key.equals(other.key) && kind.equals(other.kind);
+    }
+
+    /** Whether the JVM that booted the guest is still running. */
+    boolean ownerAlive() {
+        return ProcessHandle.of(ownerPid).filter(ProcessHandle::isAlive).map(SandboxRecord::startOf)
+                .filter(start -> start == ownerStart).isPresent();
+    }
+
+    void writeTo(Path directory) throws IOException {
+        Files.writeString(directory.resolve(FILE), String.join("\n", conversation, key, kind, Long.toString(ownerPid),
+                Long.toString(ownerStart)) + "\n", StandardCharsets.UTF_8);
+    }
+
+    /** The record in {@code directory}, or empty when there is none or it is not one of ours. */
+    static Optional<SandboxRecord> readFrom(Path directory) {
+        Path file = directory.resolve(FILE);
+        try {
+            if (!Files.isRegularFile(file) || Files.size(file) > MAX_BYTES) {
+                return Optional.empty();
+            }
+            List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+            if (lines.size() != 5) {
+                return Optional.empty();
+            }
+            return Optional.of(new SandboxRecord(lines.get(0), lines.get(1), lines.get(2), Long.parseLong(lines.get(3)),
+                    Long.parseLong(lines.get(4))));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static long startOf(ProcessHandle process) {
+        return process.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
+    }
+}
