@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <net/if.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -79,7 +81,8 @@ enum error_code {
 };
 
 enum launch { LAUNCH_RAN = 0, LAUNCH_NOT_FOUND = 1, LAUNCH_NOT_EXECUTABLE = 2 };
-enum stage { STAGE_CHDIR = 1, STAGE_EXEC = 2 };
+enum stage { STAGE_CHDIR = 1, STAGE_EXEC = 2, STAGE_CREDENTIALS = 3 };
+enum exec_flag { EXEC_STDIN = 1, EXEC_AS_AGENT = 2 };
 
 /* ---------- state ---------- */
 
@@ -119,6 +122,8 @@ static int port_down;         /* virtio port: host side closed, retry later */
 static long long port_down_since;
 static int desync;            /* after a framing error: skip bytes until a HELLO header */
 static char cgroup_base[256]; /* where per-exec cgroups go; empty when unavailable */
+static long run_uid = -1, run_gid = -1; /* --user: commands and file primitives act as this user */
+static long pids_max = -1;    /* --pids-max: the most tasks every exec together may run */
 static unsigned long cgroup_counter;
 static struct exec execs[MAX_EXECS];
 static struct file_write writes[MAX_WRITES];
@@ -796,7 +801,9 @@ static void do_exec(uint32_t id, struct rd *r) {
     if (window == 0) window = WINDOW_DEFAULT;
 
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1}, procs = -1, cgroup_fd = -1;
-    int want_stdin = flags & 1;
+    int want_stdin = flags & EXEC_STDIN;
+    /* the host's own setup (making the work dir) runs as the agent; every command runs as --user */
+    int as_user = run_uid >= 0 && !(flags & EXEC_AS_AGENT);
     if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0
         || (want_stdin && pipe2(in, O_CLOEXEC) < 0)) {
         send_error(id, E_LAUNCH, errno, "pipe: %s", strerror(errno));
@@ -843,6 +850,11 @@ static void do_exec(uint32_t id, struct rd *r) {
         dup2(out[1], 1);
         dup2(err[1], 2);
         umask(022);
+        /* no_new_privs before the identity change: no setuid binary or file capability raises it again */
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) child_fail(status[1], STAGE_CREDENTIALS, errno);
+        if (as_user && (setgroups(0, NULL) < 0 || setresgid((gid_t) run_gid, (gid_t) run_gid, (gid_t) run_gid) < 0
+                        || setresuid((uid_t) run_uid, (uid_t) run_uid, (uid_t) run_uid) < 0))
+            child_fail(status[1], STAGE_CREDENTIALS, errno); /* leaving uid 0 clears every capability set */
         if (chdir(cwd) < 0) child_fail(status[1], STAGE_CHDIR, errno);
         child_fail(status[1], STAGE_EXEC, exec_search(argv, env));
     }
@@ -859,7 +871,9 @@ static void do_exec(uint32_t id, struct rd *r) {
     if (got == (ssize_t) sizeof msg) { /* the child never reached its program */
         waitpid(pid, NULL, 0);
         if (cgroup[0]) rmdir(cgroup);
-        if (msg[0] == STAGE_CHDIR) {
+        if (msg[0] == STAGE_CREDENTIALS) {
+            send_error(id, E_LAUNCH, msg[1], "dropping to the sandbox user: %s", strerror(msg[1]));
+        } else if (msg[0] == STAGE_CHDIR) {
             uint16_t code = msg[1] == ENOENT ? E_CWD_NOT_FOUND : msg[1] == ENOTDIR ? E_CWD_NOT_DIRECTORY : E_LAUNCH;
             send_error(id, code, msg[1], "cwd %s: %s", cwd, strerror(msg[1]));
         } else if (msg[1] == ENOENT || msg[1] == EACCES || msg[1] == ENOEXEC || msg[1] == ENOTDIR) {
@@ -1096,8 +1110,20 @@ static void do_shutdown(uint32_t id) {
     exit(0);
 }
 
+static void dispatch_as(uint8_t type, uint32_t id, struct rd *r);
+
+/* File primitives run with the sandbox user's file-system identity: they can do what its commands can,
+   and what they create is its own. */
 static void dispatch(uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
     struct rd r = {payload, len, 0};
+    int as_user = run_uid >= 0 && type >= T_LSTAT && type <= T_REMOVE_TREE;
+    if (as_user) { setfsgid((gid_t) run_gid); setfsuid((uid_t) run_uid); }
+    dispatch_as(type, id, &r);
+    if (as_user) { setfsuid(0); setfsgid(0); }
+}
+
+static void dispatch_as(uint8_t type, uint32_t id, struct rd *rp) {
+    struct rd r = *rp;
     if (type == T_HELLO) { do_hello(id, &r); return; }
     if (!session) { send_error(id, E_NOT_READY, 0, "send HELLO first"); return; }
     switch (type) {
@@ -1214,9 +1240,10 @@ static void init_system(void) {
     mkdir("/dev/pts", 0755);
     mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=620,ptmxmode=666");
     mkdir("/dev/shm", 01777);
-    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    /* bounded: tmpfs defaults to half the guest's memory. /tmp is not a mount of its own: it lives in the
+       root overlay, whose size bounds everything the guest writes */
+    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=16m");
     mkdir("/tmp", 01777);
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
     /* favordynmods (6.1+) makes creating and leaving per-exec cgroups cheaper; older kernels refuse it */
     if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, "favordynmods") < 0)
         mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
@@ -1252,6 +1279,15 @@ static void init_cgroups(void) {
     if (mkdir(base, 0755) < 0 && errno != EEXIST) return;
     snprintf(probe, sizeof probe, "%s/cgroup.kill", base);
     if (access(probe, W_OK) == 0) strcpy(cgroup_base, base);
+    if (cgroup_base[0] && pids_max > 0) {
+        /* every exec's cgroup sits below base, so this bounds all their tasks together */
+        char limit[32], parent_control[sizeof cgroup_base + 32], base_limit[sizeof cgroup_base + 16];
+        snprintf(parent_control, sizeof parent_control, "/sys/fs/cgroup%s/cgroup.subtree_control", own);
+        write_file(parent_control, "+pids");
+        snprintf(base_limit, sizeof base_limit, "%s/pids.max", base);
+        snprintf(limit, sizeof limit, "%ld", pids_max);
+        write_file(base_limit, limit);
+    }
 }
 
 static int open_virtio_name(const char *name) {
@@ -1276,7 +1312,8 @@ static int open_virtio_name(const char *name) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: s4j-agent [--init] [--no-cgroup] (--stdio | --port DEVICE | --virtio-name NAME)\n");
+    fprintf(stderr, "usage: s4j-agent [--init] [--no-cgroup] [--user UID:GID] [--pids-max N] "
+                    "(--stdio | --port DEVICE | --virtio-name NAME)\n");
     exit(2);
 }
 
@@ -1288,6 +1325,12 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-cgroup") == 0) no_cgroup = 1;
         else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) port = argv[++i];
         else if (strcmp(argv[i], "--virtio-name") == 0 && i + 1 < argc) virtio_name = argv[++i];
+        else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
+            if (sscanf(argv[++i], "%ld:%ld", &run_uid, &run_gid) != 2 || run_uid < 1 || run_gid < 1) usage();
+        } else if (strcmp(argv[i], "--pids-max") == 0 && i + 1 < argc) {
+            pids_max = strtol(argv[++i], NULL, 10);
+            if (pids_max < 8) usage();
+        }
         else usage();
     }
     if (stdio_mode == (port != NULL || virtio_name != NULL) || (port && virtio_name)) usage();

@@ -142,22 +142,28 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 for m in $(cat /modules.order); do insmod /lib/modules/$m.ko 2>/dev/null || echo "init: insmod $m failed"; done
-root=; overlay_size=256m
+root=; overlay_size=256m; pids_max=256
 for word in $(cat /proc/cmdline); do
-    case $word in s4j.root=*) root=${word#s4j.root=} ;; s4j.overlay_size=*) overlay_size=${word#s4j.overlay_size=} ;; esac
+    case $word in
+        s4j.root=*) root=${word#s4j.root=} ;;
+        s4j.overlay_size=*) overlay_size=${word#s4j.overlay_size=} ;;
+        s4j.pids_max=*) pids_max=${word#s4j.pids_max=} ;;
+    esac
 done
+# Commands and file primitives run as the unprivileged sandbox user, never as the guest's root.
+agent_args="--init --user 1000:1000 --pids-max $pids_max --virtio-name agent"
 if [ -z "$root" ]; then
-    exec /s4j-agent --init --virtio-name agent
+    exec /s4j-agent $agent_args
 fi
 n=0
 while [ ! -b "$root" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-mount -t ext4 -o ro "$root" /mnt/lower || { echo "init: cannot mount $root"; exec /s4j-agent --init --virtio-name agent; }
+mount -t ext4 -o ro "$root" /mnt/lower || { echo "init: cannot mount $root"; exec /s4j-agent $agent_args; }
 mount -t tmpfs -o "size=$overlay_size,mode=0755" tmpfs /mnt/rw
 mkdir -p /mnt/rw/upper /mnt/rw/work
 mount -t overlay overlay -o lowerdir=/mnt/lower,upperdir=/mnt/rw/upper,workdir=/mnt/rw/work /mnt/root
 mount --move /dev /mnt/root/dev
 umount /proc /sys
-exec switch_root /mnt/root /sbin/s4j-agent --init --virtio-name agent
+exec switch_root /mnt/root /sbin/s4j-agent $agent_args
 INIT
 chmod 755 "$initrd/init"
 # the host's cpio if there is one, else busybox's own (files are root's: this runs as root)
@@ -171,6 +177,10 @@ mkdir -p "$tree"
 tar --numeric-owner -xpf "$rootfs_tar" -C "$tree" --exclude='./dev/*' --exclude='dev/*'
 mkdir -p "$tree"/{proc,sys,dev,tmp,run,sbin}
 install -m 0755 "$work/out/s4j-agent" "$tree/sbin/s4j-agent"
+# the user the agent runs every command as (uid and gid 1000, home /tmp as the guest environment says)
+grep -q '^sandbox:' "$tree/etc/passwd" || echo 'sandbox:x:1000:1000:sandbox:/tmp:/bin/sh' >> "$tree/etc/passwd"
+grep -q '^sandbox:' "$tree/etc/group" || echo 'sandbox:x:1000:' >> "$tree/etc/group"
+chmod 1777 "$tree/tmp"
 size_mb=$(( $(du -sm "$tree" | cut -f1) * 12 / 10 + ${S4J_ROOT_SLACK_MB:-64} ))
 mke2fs -q -t ext4 -F -L s4jroot -O ^has_journal -m 0 -E root_owner=0:0 -d "$tree" "$work/out/rootfs.ext4" "${size_mb}M" >/dev/null
 step "      rootfs.ext4: ${size_mb} MiB"

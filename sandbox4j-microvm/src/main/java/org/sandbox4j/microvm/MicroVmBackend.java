@@ -81,6 +81,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private final int memoryMib;
     private final int cpus;
     private final int overlayMib;
+    private final int processes;
     private final Duration bootDeadline;
     private final KeyedLocks<String> acquiring = new KeyedLocks<>();
     private final Set<Path> booted = ConcurrentHashMap.newKeySet();
@@ -94,6 +95,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         this.memoryMib = builder.memoryMib;
         this.cpus = builder.cpus;
         this.overlayMib = builder.overlayMib;
+        this.processes = builder.processes;
         this.bootDeadline = builder.bootDeadline;
         this.accelerator = builder.accelerator.map(chosen -> new Accelerator.Choice(chosen, chosen + ": as configured"))
                 .orElseGet(Accelerator::probeHost);
@@ -173,7 +175,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         }
         booted.add(directory);
         Accelerator.Choice choice = accelerator;
-        QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, directory);
+        QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, processes,
+                directory);
         MicroVm vm;
         try {
             vm = MicroVm.boot(launch, bootDeadline, name);
@@ -294,6 +297,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         private int memoryMib = 256;
         private int cpus = 1;
         private int overlayMib = 128;
+        private int processes = 256;
         private Duration bootDeadline = Duration.ofSeconds(60);
         private Optional<Accelerator> accelerator = Optional.empty();
 
@@ -352,6 +356,15 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
                 throw new IllegalArgumentException("the writable overlay needs at least 8 MiB, not " + value);
             }
             this.overlayMib = value;
+            return this;
+        }
+
+        /** The most processes (and threads) the guest's commands may run at once, 8 to 65536. Default 256. */
+        public Builder processes(int value) {
+            if (value < 8 || value > 65536) {
+                throw new IllegalArgumentException("a guest's commands may run 8 to 65536 processes, not " + value);
+            }
+            this.processes = value;
             return this;
         }
 

@@ -23,10 +23,11 @@ import java.util.regex.Pattern;
  * @param memoryMib   guest RAM, which also bounds the workspace (an overlay in guest memory)
  * @param cpus        vCPUs
  * @param overlayMib  the most the guest's writable overlay (its whole writable file system) may hold
+ * @param processes   the most tasks the guest's commands may run together (the agent's {@code pids.max})
  * @param directory   the sandbox's host directory: its sockets and QEMU's pid file
  */
 record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memoryMib, int cpus, int overlayMib,
-        Path directory) {
+        int processes, Path directory) {
 
     static final String AGENT_SOCKET = "agent.sock";
     static final String CONSOLE_SOCKET = "console.sock";
@@ -45,7 +46,7 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     }
 
     QemuLaunch with(Accelerator other) {
-        return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, directory);
+        return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, processes, directory);
     }
 
     Path agentSocket() {
@@ -94,7 +95,7 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
      */
     private String kernelCommandLine() {
         StringBuilder line = new StringBuilder("console=ttyS0 panic=-1 quiet s4j.root=/dev/vda s4j.overlay_size=")
-                .append(overlayMib).append('m');
+                .append(overlayMib).append("m s4j.pids_max=").append(processes);
         hostTscKhz().ifPresent(khz -> line.append(" tsc_early_khz=").append(khz));
         return line.toString();
     }

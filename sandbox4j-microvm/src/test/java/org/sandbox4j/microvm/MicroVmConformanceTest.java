@@ -1,0 +1,47 @@
+package org.sandbox4j.microvm;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.testkit.tck.ConformanceTarget;
+import org.sandbox4j.testkit.tck.ConformanceTestSuite;
+
+/**
+ * The whole TCK against real QEMU guests on this host (TCG here; KVM where the host has it). Every
+ * backend instance shares one state root, as replicas of one deployment do.
+ */
+class MicroVmConformanceTest extends ConformanceTestSuite {
+
+    private static final Path STATE_ROOT = TestGuest.stateRoot();
+    private static final List<MicroVmBackend> MADE = new ArrayList<>();
+
+    @Override
+    protected ConformanceTarget target() {
+        return new ConformanceTarget() {
+            @Override
+            public SandboxBackend newBackend() {
+                MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(STATE_ROOT)
+                        .build();
+                synchronized (MADE) {
+                    MADE.add(backend);
+                }
+                return backend;
+            }
+
+            /** The guest's whole root is an overlay that lives as long as the guest: writes persist. */
+            @Override
+            public boolean persistentRoot() {
+                return true;
+            }
+        };
+    }
+
+    @AfterAll
+    static void endEveryGuest() {
+        synchronized (MADE) {
+            MADE.forEach(MicroVmBackend::close);
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package org.sandbox4j.microvm;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The guest the tests boot: {@code scripts/test.sh} installs QEMU, builds it and exports its
+ * directory. A test that finds it missing fails with the reason (provisioning is part of the
+ * build), never skips.
+ */
+final class TestGuest {
+
+    static final String PROBLEM = "SANDBOX4J_MICROVM_PROBLEM";
+
+    private TestGuest() {
+    }
+
+    static GuestImage image() {
+        return GuestImage.fromEnvironment().orElseThrow(() -> {
+            String problem = System.getenv(PROBLEM);
+            return new AssertionError(GuestImage.DIRECTORY_VARIABLE + " is not set, so the microVM guest is not "
+                    + "provisioned: " + (problem == null || problem.isBlank() ? "run the build through scripts/test.sh, "
+                    + "which installs QEMU and builds the guest" : "provisioning failed: " + problem));
+        });
+    }
+
+    /** A builder on a fresh short state root (unix socket paths must stay short). */
+    static MicroVmBackend.Builder builder() {
+        return MicroVmBackend.builder().guest(image()).stateRoot(stateRoot());
+    }
+
+    static Path stateRoot() {
+        try {
+            return Files.createTempDirectory(Path.of("/tmp"), "s4jvm");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
