@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../sandbox4j-agent/src/test'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../../../sandbox4j-agent/src/test'))
 from agent_client import Agent, AgentError  # noqa: E402
 
 BOOT_TIMEOUT_S = 30
@@ -102,6 +102,9 @@ def main():
         print("cat:", agent.wait(rid))
         r = agent.run(["sh", "-c", "echo out; echo err >&2; exit 3"])
         print("streams:", r["out"], r["err"], r["code"])
+        r = agent.run(["sh", "-c", "id; grep -E 'Cap(Eff|Prm|Amb)|NoNewPrivs' /proc/self/status; "
+                             "cat /sys/fs/cgroup/s4j/pids.max; ls -ld /tmp; df -h / | tail -1"])
+        print("identity:", r["out"].decode(), r["err"].decode())
         print("uname -r in the guest:", agent.run(["uname", "-r"])["out"].decode().strip())
 
         rid = agent.start(["sh", "-c", "sleep 100 & (setsid sleep 100 &); sleep 100"])
