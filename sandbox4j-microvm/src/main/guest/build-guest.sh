@@ -142,16 +142,17 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 for m in $(cat /modules.order); do insmod /lib/modules/$m.ko 2>/dev/null || echo "init: insmod $m failed"; done
-root=; overlay_size=256m; pids_max=256
+root=; overlay_size=256m; pids_max=256; user=1000:1000
 for word in $(cat /proc/cmdline); do
     case $word in
         s4j.root=*) root=${word#s4j.root=} ;;
         s4j.overlay_size=*) overlay_size=${word#s4j.overlay_size=} ;;
         s4j.pids_max=*) pids_max=${word#s4j.pids_max=} ;;
+        s4j.user=*) user=${word#s4j.user=} ;;
     esac
 done
 # Commands and file primitives run as the unprivileged sandbox user, never as the guest's root.
-agent_args="--init --user 1000:1000 --pids-max $pids_max --virtio-name agent"
+agent_args="--init --user $user --pids-max $pids_max --virtio-name agent"
 if [ -z "$root" ]; then
     exec /s4j-agent $agent_args
 fi

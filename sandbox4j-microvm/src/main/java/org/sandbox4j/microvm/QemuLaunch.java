@@ -32,6 +32,8 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     static final String AGENT_SOCKET = "agent.sock";
     static final String CONSOLE_SOCKET = "console.sock";
     static final String PID_FILE = "qemu.pid";
+    /** The guest user every command runs as (the guest's init hands it to the agent): never the guest's root. */
+    static final String GUEST_USER = "1000:1000";
     /** The name the agent looks its port up by (under /sys/class/virtio-ports). */
     static final String AGENT_PORT_NAME = "agent";
     /** sun_path holds 108 bytes with its terminating NUL. */
@@ -95,7 +97,7 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
      */
     private String kernelCommandLine() {
         StringBuilder line = new StringBuilder("console=ttyS0 panic=-1 quiet s4j.root=/dev/vda s4j.overlay_size=")
-                .append(overlayMib).append("m s4j.pids_max=").append(processes);
+                .append(overlayMib).append("m s4j.pids_max=").append(processes).append(" s4j.user=").append(GUEST_USER);
         hostTscKhz().ifPresent(khz -> line.append(" tsc_early_khz=").append(khz));
         return line.toString();
     }
