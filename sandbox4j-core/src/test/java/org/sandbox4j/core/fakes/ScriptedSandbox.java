@@ -6,12 +6,9 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,6 +26,7 @@ import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 import org.sandbox4j.core.spi.ExecCapture;
 import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.TreeRemoval;
 import org.sandbox4j.core.spi.WorkspaceFiles;
 
 /**
@@ -163,7 +161,7 @@ public final class ScriptedSandbox implements ConfinedFilesSandbox {
         }
     }
 
-    /** The roots this JVM made, removed (links unlinked, never followed) when it exits. */
+    /** The roots this JVM made, removed by the kit's {@link TreeRemoval} (no link followed) when it exits. */
     private static final class TemporaryRoots {
 
         private static final Set<Path> CREATED = ConcurrentHashMap.newKeySet();
@@ -186,20 +184,7 @@ public final class ScriptedSandbox implements ConfinedFilesSandbox {
 
         private static void removeQuietly(Path root) {
             try {
-                // walkFileTree does not follow links: a link is visited as a file and deleted as one.
-                Files.walkFileTree(root, new SimpleFileVisitor<>() {
-                    @Override
-                    public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
-                        Files.delete(file);
-                        return FileVisitResult.CONTINUE;
-                    }
-
-                    @Override
-                    public FileVisitResult postVisitDirectory(Path directory, IOException failure) throws IOException {
-                        Files.delete(directory);
-                        return FileVisitResult.CONTINUE;
-                    }
-                });
+                TreeRemoval.remove(root, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
             } catch (IOException e) {
                 // Best effort at exit: a leftover temporary directory is harmless.
             }
