@@ -38,51 +38,55 @@ public final class FilesDeleteSuite {
         return Suite.builder(NAME)
                 .checksShapeOnly()
                 .gate(Capability.FILES_DELETE)
-                .probe(Probe.of("a-removal-removes",
-                        "a removal removes the file it names, and only that file",
-                        FilesDeleteSuite::aRemovalRemoves))
-                .probe(Probe.of("a-missing-path-is-success",
-                        "removal is idempotent: removing what is already gone succeeds",
-                        FilesDeleteSuite::aMissingPathIsSuccess))
-                .probe(Probe.of("a-link-is-removed-never-followed",
-                        "removing a link must unlink it; following it deletes whatever it names",
-                        FilesDeleteSuite::aLinkIsRemovedNeverFollowed))
-                .probe(Probe.of("a-linked-directory-is-unlinked-not-emptied",
-                        "a recursive removal of a link to a directory must unlink it, not empty the directory",
-                        FilesDeleteSuite::aLinkedDirectoryIsUnlinkedNotEmptied))
-                .probe(Probe.of("a-path-through-a-linked-parent-is-refused",
-                        "a removal through a linked parent (out -> /etc) deletes outside the working directory",
-                        FilesDeleteSuite::aPathThroughALinkedParentIsRefused))
-                .probe(Probe.of("a-directory-needs-recursive",
-                        "a directory is removed only when recursive is asked for",
-                        FilesDeleteSuite::aDirectoryNeedsRecursive))
-                .probe(Probe.of("an-empty-directory-needs-recursive",
-                        "even an empty directory needs recursive; with it, it is removed",
-                        FilesDeleteSuite::anEmptyDirectoryNeedsRecursive))
-                .probe(Probe.of("recursive-removes-the-tree",
-                        "a recursive removal removes the whole tree and nothing next to it",
-                        FilesDeleteSuite::recursiveRemovesTheTree))
-                .probe(Probe.of("a-prefix-sharing-sibling-survives",
-                        "removing 'pair' must leave 'pair-sibling' alone: a string-prefix match is not a child",
-                        FilesDeleteSuite::aPrefixSharingSiblingSurvives))
-                .probe(Probe.of("a-link-inside-a-recursive-removal-is-unlinked-not-followed",
-                        "a link inside a removed tree is unlinked; following it deletes outside the tree",
-                        FilesDeleteSuite::aLinkInsideARecursiveRemovalIsUnlinkedNotFollowed))
-                .probe(Probe.of("the-working-directory-is-refused",
-                        "removing the working directory itself would destroy the workspace",
-                        FilesDeleteSuite::theWorkingDirectoryIsRefused))
-                .probe(Probe.of("a-path-outside-is-refused",
-                        "a path climbing into the prefix-sharing sibling, relative or absolute, must be refused",
-                        FilesDeleteSuite::aPathOutsideIsRefused))
-                .probe(Probe.of("a-linked-working-directory",
-                        "a working directory that is itself a link must be refused, or every removal is outside",
-                        FilesDeleteSuite::aLinkedWorkingDirectory))
-                .probe(Probe.of("a-linked-ancestor-of-the-working-directory",
-                        "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
-                        FilesDeleteSuite::aLinkedAncestorOfTheWorkingDirectory))
-                .probe(Probe.of("planted-links-lead-outside",
-                        "the links these probes plant must really reach outside, or the refusals above prove nothing",
-                        FilesDeleteSuite::plantedLinksLeadOutside))
+                .probes(
+                        Probe.of("a-removal-removes",
+                                "a removal removes the file it names, and only that file",
+                                FilesDeleteSuite::aRemovalRemoves),
+                        Probe.of("a-missing-path-is-success",
+                                "removal is idempotent: removing what is already gone succeeds",
+                                FilesDeleteSuite::aMissingPathIsSuccess),
+                        Probe.of("a-link-is-removed-never-followed",
+                                "removing a link must unlink it; following it deletes whatever it names",
+                                FilesDeleteSuite::aLinkIsRemovedNeverFollowed),
+                        Probe.of("a-linked-directory-is-unlinked-not-emptied",
+                                "a recursive removal of a link to a directory must unlink it, not empty the directory",
+                                FilesDeleteSuite::aLinkedDirectoryIsUnlinkedNotEmptied),
+                        Probe.of("a-path-through-a-linked-parent-is-refused",
+                                "a removal through a linked parent (out -> /etc) deletes outside the working directory",
+                                FilesDeleteSuite::aPathThroughALinkedParentIsRefused),
+                        Probe.of("a-directory-needs-recursive",
+                                "a directory is removed only when recursive is asked for",
+                                FilesDeleteSuite::aDirectoryNeedsRecursive),
+                        Probe.of("an-empty-directory-needs-recursive",
+                                "even an empty directory needs recursive; with it, it is removed",
+                                FilesDeleteSuite::anEmptyDirectoryNeedsRecursive),
+                        Probe.of("recursive-removes-the-tree",
+                                "a recursive removal removes the whole tree and nothing next to it",
+                                FilesDeleteSuite::recursiveRemovesTheTree),
+                        Probe.of("a-prefix-sharing-sibling-survives",
+                                "removing 'pair' must leave 'pair-sibling' alone: a string-prefix match is not a child",
+                                FilesDeleteSuite::aPrefixSharingSiblingSurvives),
+                        Probe.of("a-link-inside-a-recursive-removal-is-unlinked-not-followed",
+                                "a link inside a removed tree is unlinked; following it deletes outside the tree",
+                                FilesDeleteSuite::aLinkInsideARecursiveRemovalIsUnlinkedNotFollowed),
+                        Probe.of("the-working-directory-is-refused",
+                                "removing the working directory itself would destroy the workspace",
+                                FilesDeleteSuite::theWorkingDirectoryIsRefused),
+                        Probe.of("a-path-outside-is-refused",
+                                "a path climbing into the prefix-sharing sibling, relative or absolute, must be "
+                                        + "refused",
+                                FilesDeleteSuite::aPathOutsideIsRefused),
+                        Probe.of("a-linked-working-directory",
+                                "a working directory that is itself a link must be refused, or every removal is "
+                                        + "outside",
+                                FilesDeleteSuite::aLinkedWorkingDirectory),
+                        Probe.of("a-linked-ancestor-of-the-working-directory",
+                                "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
+                                FilesDeleteSuite::aLinkedAncestorOfTheWorkingDirectory),
+                        Probe.of("planted-links-lead-outside",
+                                "the links these probes plant must really reach outside, or the refusals above prove "
+                                        + "nothing",
+                                FilesDeleteSuite::plantedLinksLeadOutside))
                 .build();
     }
 

@@ -37,51 +37,55 @@ public final class FilesOutSuite {
                 .checksShapeOnly()
                 .gate(Capability.FILES_OUT)
                 .setup(FilesOutSuite::plant)
-                .probe(Probe.of("a-legitimate-read-still-works",
-                        "the pull surface must describe and read a file inside the working directory exactly",
-                        FilesOutSuite::aLegitimateReadStillWorks))
-                .probe(Probe.of("a-link-is-named-a-link",
-                        "stat describes the link itself (no size), never what it points to",
-                        FilesOutSuite::aLinkIsNamedALink))
-                .probe(Probe.of("a-link-is-never-read",
-                        "reading a link would read whatever it names, inside or out",
-                        FilesOutSuite::aLinkIsNeverRead))
-                .probe(Probe.of("stat-through-a-linked-parent",
-                        "a stat through a linked parent (out -> /etc) describes a file outside the working directory",
-                        FilesOutSuite::statThroughALinkedParent))
-                .probe(Probe.of("read-through-a-linked-parent",
-                        "a read through a linked parent (out -> /etc) leaks a file outside the working directory",
-                        FilesOutSuite::readThroughALinkedParent))
-                .probe(Probe.of("a-linked-working-directory",
-                        "a working directory that is itself a link must be refused, or every read is outside",
-                        FilesOutSuite::aLinkedWorkingDirectory))
-                .probe(Probe.of("a-linked-ancestor-of-the-working-directory",
-                        "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
-                        FilesOutSuite::aLinkedAncestorOfTheWorkingDirectory))
-                .probe(Probe.of("a-plain-parent-is-not-an-escape",
-                        "a regular file where a directory is expected is 'not a directory', not an escape",
-                        FilesOutSuite::aPlainParentIsNotAnEscape))
-                .probe(Probe.of("a-path-outside-is-refused",
-                        "stat and read of the prefix-sharing sibling, relative or absolute, must be refused",
-                        FilesOutSuite::aPathOutsideIsRefused))
-                .probe(Probe.of("a-linked-directory-is-named-a-link",
-                        "stat of a link to a directory describes the link, not the directory it names",
-                        FilesOutSuite::aLinkedDirectoryIsNamedALink))
-                .probe(Probe.of("a-read-over-the-cap-is-refused-not-truncated",
-                        "a read larger than its cap is refused whole; half a file delivered as success is corruption",
-                        FilesOutSuite::aReadOverTheCapIsRefusedNotTruncated))
-                .probe(Probe.of("nothing-there-is-empty-then-not-found",
-                        "stat of a missing path is empty (not an error); reading it is 'not found'",
-                        FilesOutSuite::nothingThereIsEmptyThenNotFound))
-                .probe(Probe.of("a-directory-is-described-not-read",
-                        "stat describes a directory as one; reading it is refused as a directory",
-                        FilesOutSuite::aDirectoryIsDescribedNotRead))
-                .probe(Probe.of("bytes-are-read-back-exactly",
-                        "binary content (UTF-8 and bytes 1..127) must be read back verbatim, never decoded",
-                        FilesOutSuite::bytesAreReadBackExactly))
-                .probe(Probe.of("planted-links-lead-outside",
-                        "the planted links must really reach outside, or the refusals above prove nothing",
-                        FilesOutSuite::plantedLinksLeadOutside))
+                .probes(
+                        Probe.of("a-legitimate-read-still-works",
+                                "the pull surface must describe and read a file inside the working directory exactly",
+                                FilesOutSuite::aLegitimateReadStillWorks),
+                        Probe.of("a-link-is-named-a-link",
+                                "stat describes the link itself (no size), never what it points to",
+                                FilesOutSuite::aLinkIsNamedALink),
+                        Probe.of("a-link-is-never-read",
+                                "reading a link would read whatever it names, inside or out",
+                                FilesOutSuite::aLinkIsNeverRead),
+                        Probe.of("stat-through-a-linked-parent",
+                                "a stat through a linked parent (out -> /etc) describes a file outside the working "
+                                        + "directory",
+                                FilesOutSuite::statThroughALinkedParent),
+                        Probe.of("read-through-a-linked-parent",
+                                "a read through a linked parent (out -> /etc) leaks a file outside the working "
+                                        + "directory",
+                                FilesOutSuite::readThroughALinkedParent),
+                        Probe.of("a-linked-working-directory",
+                                "a working directory that is itself a link must be refused, or every read is outside",
+                                FilesOutSuite::aLinkedWorkingDirectory),
+                        Probe.of("a-linked-ancestor-of-the-working-directory",
+                                "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
+                                FilesOutSuite::aLinkedAncestorOfTheWorkingDirectory),
+                        Probe.of("a-plain-parent-is-not-an-escape",
+                                "a regular file where a directory is expected is 'not a directory', not an escape",
+                                FilesOutSuite::aPlainParentIsNotAnEscape),
+                        Probe.of("a-path-outside-is-refused",
+                                "stat and read of the prefix-sharing sibling, relative or absolute, must be refused",
+                                FilesOutSuite::aPathOutsideIsRefused),
+                        Probe.of("a-linked-directory-is-named-a-link",
+                                "stat of a link to a directory describes the link, not the directory it names",
+                                FilesOutSuite::aLinkedDirectoryIsNamedALink),
+                        Probe.of("a-read-over-the-cap-is-refused-not-truncated",
+                                "a read larger than its cap is refused whole; half a file delivered as success is "
+                                        + "corruption",
+                                FilesOutSuite::aReadOverTheCapIsRefusedNotTruncated),
+                        Probe.of("nothing-there-is-empty-then-not-found",
+                                "stat of a missing path is empty (not an error); reading it is 'not found'",
+                                FilesOutSuite::nothingThereIsEmptyThenNotFound),
+                        Probe.of("a-directory-is-described-not-read",
+                                "stat describes a directory as one; reading it is refused as a directory",
+                                FilesOutSuite::aDirectoryIsDescribedNotRead),
+                        Probe.of("bytes-are-read-back-exactly",
+                                "binary content (UTF-8 and bytes 1..127) must be read back verbatim, never decoded",
+                                FilesOutSuite::bytesAreReadBackExactly),
+                        Probe.of("planted-links-lead-outside",
+                                "the planted links must really reach outside, or the refusals above prove nothing",
+                                FilesOutSuite::plantedLinksLeadOutside))
                 .build();
     }
 

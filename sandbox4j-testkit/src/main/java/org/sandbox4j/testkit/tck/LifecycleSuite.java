@@ -54,32 +54,33 @@ public final class LifecycleSuite {
     public static Suite suite() {
         return Suite.builder(NAME)
                 .gate(Capability.EXEC, Capability.FILES_IN)
-                .probe(Probe.of("a-second-acquire-reuses-the-sandbox",
-                        "a second acquire of the same key and kind must return the warm sandbox; otherwise every "
-                                + "tool call starts cold and loses what the last one wrote",
-                        LifecycleSuite::warmReuse))
-                .probe(Probe.of("another-kind-gets-another-sandbox",
-                        "one key acquired for two kinds must give two sandboxes; sharing one would run a workload "
-                                + "under another kind's image and egress policy",
-                        LifecycleSuite::anotherKind))
-                .probe(Probe.of("another-conversation-gets-another-sandbox",
-                        "another conversation must get its own sandbox and never see this one's files",
-                        LifecycleSuite::anotherConversation))
-                .probe(Probe.of("racing-acquires-create-one-sandbox",
-                        RACING_ACQUIRES + " concurrent acquires of one fresh key must create exactly one sandbox; "
-                                + "tool calls of one assistant message race, and a double create leaks a sandbox "
-                                + "and splits the conversation's files",
-                        LifecycleSuite::racingAcquires))
-                .probe(Probe.of("dispose-removes-the-sandbox",
-                        "dispose(key) must remove every kind's sandbox for the key (a re-acquire starts empty) and "
-                                + "leave other keys' sandboxes alone",
-                        LifecycleSuite::disposeRemoves))
-                .probe(Probe.of("dispose-scope-from-another-instance",
-                        "disposeScope on a freshly constructed backend instance must find and remove the "
-                                + "conversation's sandboxes another instance created, and spare other conversations; "
-                                + "a purge answered from process memory leaks every sandbox made by another replica "
-                                + "or before a restart",
-                        LifecycleSuite::disposeScopeFromAnotherInstance))
+                .probes(
+                        Probe.of("a-second-acquire-reuses-the-sandbox",
+                                "a second acquire of the same key and kind must return the warm sandbox; otherwise "
+                                        + "every tool call starts cold and loses what the last one wrote",
+                                LifecycleSuite::warmReuse),
+                        Probe.of("another-kind-gets-another-sandbox",
+                                "one key acquired for two kinds must give two sandboxes; sharing one would run a "
+                                        + "workload under another kind's image and egress policy",
+                                LifecycleSuite::anotherKind),
+                        Probe.of("another-conversation-gets-another-sandbox",
+                                "another conversation must get its own sandbox and never see this one's files",
+                                LifecycleSuite::anotherConversation),
+                        Probe.of("racing-acquires-create-one-sandbox",
+                                RACING_ACQUIRES + " concurrent acquires of one fresh key must create exactly one "
+                                        + "sandbox; tool calls of one assistant message race, and a double create "
+                                        + "leaks a sandbox and splits the conversation's files",
+                                LifecycleSuite::racingAcquires),
+                        Probe.of("dispose-removes-the-sandbox",
+                                "dispose(key) must remove every kind's sandbox for the key (a re-acquire starts "
+                                        + "empty) and leave other keys' sandboxes alone",
+                                LifecycleSuite::disposeRemoves),
+                        Probe.of("dispose-scope-from-another-instance",
+                                "disposeScope on a freshly constructed backend instance must find and remove the "
+                                        + "conversation's sandboxes another instance created, and spare other "
+                                        + "conversations; a purge answered from process memory leaks every sandbox "
+                                        + "made by another replica or before a restart",
+                                LifecycleSuite::disposeScopeFromAnotherInstance))
                 .build();
     }
 

@@ -52,30 +52,32 @@ public final class ReclaimSuite {
     public static Suite suite() {
         Suite.Builder suite = Suite.builder(NAME)
                 .gate(Capability.EXEC, Capability.FILES_IN)
-                .probe(Probe.of("a-call-path-is-removed",
-                        "positive control: a call's own path under the working directory must go, tree and all, "
-                                + "and its prefix-sharing sibling must stay; otherwise a later call reads what this "
-                                + "one left",
-                        ReclaimSuite::aCallPathIsRemoved))
-                .probe(Probe.of("a-missing-path-is-not-a-failure",
-                        "a call that asked for a path and wrote nothing must reclaim cleanly, not report a loss",
-                        ReclaimSuite::aMissingPath))
-                .probe(Probe.of("an-absent-working-directory-is-not-a-failure",
-                        "a call's working directory may be gone, or never made, by clean-up time, so the removal "
-                                + "must not need it to exist (it runs from /)",
-                        ReclaimSuite::anAbsentWorkingDirectory))
-                .probe(Probe.of("the-working-directory-is-refused",
-                        "the working directory itself, however spelled, must never be removed: that wipes every "
-                                + "call's files at once",
-                        ReclaimSuite::theWorkingDirectoryIsRefused))
-                .probe(Probe.of("a-path-outside-is-refused",
-                        "a path outside the working directory (climbing out, absolute, or the prefix-sharing "
-                                + "sibling) must be refused and left intact",
-                        ReclaimSuite::aPathOutsideIsRefused))
-                .probe(Probe.of("a-path-too-close-to-the-root-is-refused",
-                        "a path one component from the root must be refused whatever working directory "
-                                + "admitted it: clean-up must never become an outage",
-                        ReclaimSuite::tooCloseToTheRoot));
+                .probes(
+                        Probe.of("a-call-path-is-removed",
+                                "positive control: a call's own path under the working directory must go, tree and "
+                                        + "all, and its prefix-sharing sibling must stay; otherwise a later call "
+                                        + "reads what this one left",
+                                ReclaimSuite::aCallPathIsRemoved),
+                        Probe.of("a-missing-path-is-not-a-failure",
+                                "a call that asked for a path and wrote nothing must reclaim cleanly, not report a "
+                                        + "loss",
+                                ReclaimSuite::aMissingPath),
+                        Probe.of("an-absent-working-directory-is-not-a-failure",
+                                "a call's working directory may be gone, or never made, by clean-up time, so the "
+                                        + "removal must not need it to exist (it runs from /)",
+                                ReclaimSuite::anAbsentWorkingDirectory),
+                        Probe.of("the-working-directory-is-refused",
+                                "the working directory itself, however spelled, must never be removed: that wipes "
+                                        + "every call's files at once",
+                                ReclaimSuite::theWorkingDirectoryIsRefused),
+                        Probe.of("a-path-outside-is-refused",
+                                "a path outside the working directory (climbing out, absolute, or the prefix-sharing "
+                                        + "sibling) must be refused and left intact",
+                                ReclaimSuite::aPathOutsideIsRefused),
+                        Probe.of("a-path-too-close-to-the-root-is-refused",
+                                "a path one component from the root must be refused whatever working directory "
+                                        + "admitted it: clean-up must never become an outage",
+                                ReclaimSuite::tooCloseToTheRoot));
         for (HostileName hostile : hostileNames()) {
             suite.probe(Probe.of(hostile.probe(), hostile.why(), context -> hostileNameIsQuoted(context, hostile)));
         }
