@@ -243,52 +243,42 @@ public final class FilesDeleteSuite {
     }
 
     private static void aLinkedWorkingDirectory(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/wd-target.txt";
-        String link = paths.in("linked-wd");
-        String real = paths.in("real-wd");
-        context.guest().plantFile(target, TARGET);
-        context.guest().plantSymlink(link, paths.outside());
-        plant(context, real + "/wd-target.txt");
-        context.sandbox().remove("wd-target.txt", real, false);
-        absent(context, real + "/wd-target.txt", "the positive control's removed file");
-        for (boolean recursive : BOTH_FLAGS) {
-            Check.refusedWith(SandboxPathNotConfined.class, "removing wd-target.txt with the working directory "
-                    + link + " (recursive = " + recursive + ")",
-                    () -> context.sandbox().remove("wd-target.txt", link, recursive));
-            holds(context, target, TARGET, "the file outside (recursive = " + recursive + ")");
-        }
-        FileProbes.stillALink(context, link);
+        removalUnderALinkIsRefused(context, "linked-wd", "real-wd", "", "wd-target.txt");
     }
 
     private static void aLinkedAncestorOfTheWorkingDirectory(ProbeContext context) {
+        removalUnderALinkIsRefused(context, "linked-ancestor", "real-ancestor", "/sub", "ancestor-target.txt");
+    }
+
+    /**
+     * Plants {@code name} outside, at {@code <outside><below>/name}, and {@code linkName -> <outside>};
+     * the positive control removes {@code name} from the real {@code realName<below>}. Removing it
+     * with the working directory {@code linkName<below>} must then be refused with either flag,
+     * leaving the file outside and the link.
+     */
+    private static void removalUnderALinkIsRefused(ProbeContext context, String linkName, String realName,
+            String below, String name) {
         ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/sub/ancestor-target.txt";
-        String link = paths.in("linked-ancestor");
-        String real = paths.in("real-ancestor/sub");
+        String target = paths.outside() + below + "/" + name;
+        String link = paths.in(linkName);
+        String real = paths.in(realName + below);
         context.guest().plantFile(target, TARGET);
         context.guest().plantSymlink(link, paths.outside());
-        plant(context, real + "/ancestor-target.txt");
-        context.sandbox().remove("ancestor-target.txt", real, false);
-        absent(context, real + "/ancestor-target.txt", "the positive control's removed file");
-        String linked = link + "/sub";
+        plant(context, real + "/" + name);
+        context.sandbox().remove(name, real, false);
+        absent(context, real + "/" + name, "the positive control's removed file");
+        String linked = link + below;
         for (boolean recursive : BOTH_FLAGS) {
-            Check.refusedWith(SandboxPathNotConfined.class, "removing ancestor-target.txt with the working directory "
+            Check.refusedWith(SandboxPathNotConfined.class, "removing " + name + " with the working directory "
                     + linked + " (recursive = " + recursive + ")",
-                    () -> context.sandbox().remove("ancestor-target.txt", linked, recursive));
+                    () -> context.sandbox().remove(name, linked, recursive));
             holds(context, target, TARGET, "the file outside (recursive = " + recursive + ")");
         }
         FileProbes.stillALink(context, link);
     }
 
     private static void plantedLinksLeadOutside(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/reached-by-delete.txt";
-        context.guest().plantFile(target, TARGET);
-        context.guest().plantSymlink(paths.in("reaching-dir"), paths.outside());
-        context.guest().plantSymlink(paths.in("reaching-file"), target);
-        FileProbes.leadsOutside(context, paths.in("reaching-dir/reached-by-delete.txt"), TARGET);
-        FileProbes.leadsOutside(context, paths.in("reaching-file"), TARGET);
+        FileProbes.plantedLinksLeadOutside(context, "reached-by-delete.txt", TARGET);
     }
 
     /** The positive control: a planted file in the working directory is removed. */

@@ -209,48 +209,41 @@ public final class FilesInSuite {
     }
 
     private static void aLinkedWorkingDirectory(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String link = paths.in("linked-wd");
-        String realDirectory = paths.in("real-wd");
-        context.guest().plantDirectory(paths.outside());
-        context.guest().plantSymlink(link, paths.outside());
-        context.guest().plantDirectory(realDirectory);
-        context.sandbox().writeFile("landed-via-wd.txt", CONTROL, realDirectory);
-        holds(context, realDirectory + "/landed-via-wd.txt", CONTROL, "the control write in a real working directory");
-        Check.refusedWith(SandboxPathNotConfined.class, "writing landed-via-wd.txt with the working directory "
-                + link, () -> context.sandbox().writeFile("landed-via-wd.txt", ATTACK, link));
-        absent(context, paths.outside() + "/landed-via-wd.txt", "the refused write landed through the linked "
-                + "working directory");
-        stillALink(context, link);
+        writeUnderALinkIsRefused(context, "linked-wd", "real-wd", "", "landed-via-wd.txt",
+                "the control write in a real working directory",
+                "the refused write landed through the linked working directory");
     }
 
     private static void aLinkedAncestorOfTheWorkingDirectory(ProbeContext context) {
+        writeUnderALinkIsRefused(context, "linked-ancestor", "real-ancestor", "/sub", "landed-via-ancestor.txt",
+                "the control write under a real ancestor", "the refused write landed under the linked ancestor");
+    }
+
+    /**
+     * Plants {@code linkName -> <outside>} and the directories {@code <outside><below>} and
+     * {@code realName<below>}; the positive control writes {@code name} in the real one. A write of
+     * {@code name} with the working directory {@code linkName<below>} must then be refused and land
+     * nothing outside, and the link stay.
+     */
+    private static void writeUnderALinkIsRefused(ProbeContext context, String linkName, String realName,
+            String below, String name, String controlWhat, String landedWhat) {
         ConformancePaths paths = context.paths();
-        String link = paths.in("linked-ancestor");
-        String realDirectory = paths.in("real-ancestor/sub");
-        context.guest().plantDirectory(paths.outside() + "/sub");
+        String link = paths.in(linkName);
+        String realDirectory = paths.in(realName + below);
+        context.guest().plantDirectory(paths.outside() + below);
         context.guest().plantSymlink(link, paths.outside());
         context.guest().plantDirectory(realDirectory);
-        context.sandbox().writeFile("landed-via-ancestor.txt", CONTROL, realDirectory);
-        holds(context, realDirectory + "/landed-via-ancestor.txt", CONTROL, "the control write under a real "
-                + "ancestor");
-        String linkedWorkingDirectory = link + "/sub";
-        Check.refusedWith(SandboxPathNotConfined.class, "writing landed-via-ancestor.txt with the working directory "
-                + linkedWorkingDirectory,
-                () -> context.sandbox().writeFile("landed-via-ancestor.txt", ATTACK, linkedWorkingDirectory));
-        absent(context, paths.outside() + "/sub/landed-via-ancestor.txt", "the refused write landed under the "
-                + "linked ancestor");
+        context.sandbox().writeFile(name, CONTROL, realDirectory);
+        holds(context, realDirectory + "/" + name, CONTROL, controlWhat);
+        String linkedWorkingDirectory = link + below;
+        Check.refusedWith(SandboxPathNotConfined.class, "writing " + name + " with the working directory "
+                + linkedWorkingDirectory, () -> context.sandbox().writeFile(name, ATTACK, linkedWorkingDirectory));
+        absent(context, paths.outside() + below + "/" + name, landedWhat);
         stillALink(context, link);
     }
 
     private static void plantedLinksLeadOutside(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/reached.txt";
-        context.guest().plantFile(target, KNOWN);
-        context.guest().plantSymlink(paths.in("reaching-dir"), paths.outside());
-        context.guest().plantSymlink(paths.in("reaching-file"), target);
-        FileProbes.leadsOutside(context, paths.in("reaching-dir/reached.txt"), KNOWN);
-        FileProbes.leadsOutside(context, paths.in("reaching-file"), KNOWN);
+        FileProbes.plantedLinksLeadOutside(context, "reached.txt", KNOWN);
     }
 
     /** The positive control: a plain write in the working directory lands (relative or absolute path). */
