@@ -210,34 +210,24 @@ public final class InMemoryBackend implements SandboxBackend {
         }
 
         public Builder isolation(Isolation isolation) {
-            this.isolation = Objects.requireNonNull(isolation, "isolation");
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.isolation = Objects.requireNonNull(isolation, "isolation"));
         }
 
         public Builder capabilities(Capability... capabilities) {
-            this.capabilities = List.of(capabilities);
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.capabilities = List.of(capabilities));
         }
 
         public Builder egressModes(Egress... modes) {
-            this.egressModes = List.of(modes);
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.egressModes = List.of(modes));
         }
 
         /** An explicit null is malformed (as in {@link BackendDeclarations}): {@link #build()} refuses it. */
         public Builder limits(SandboxLimits limits) {
-            this.limits = limits;
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.limits = limits);
         }
 
         public Builder osFamilies(OsFamily... families) {
-            this.osFamilies = List.of(families);
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.osFamilies = List.of(families));
         }
 
         /** Sets every declaration at once; a later call to a single-declaration setter starts from the defaults again. */
@@ -265,6 +255,13 @@ public final class InMemoryBackend implements SandboxBackend {
 
         public InMemoryBackend build() {
             return new InMemoryBackend(this);
+        }
+
+        /** Runs a single-declaration setter, which drops any {@link #declarations(BackendDeclarations)} given. */
+        private Builder declaring(Runnable setter) {
+            setter.run();
+            this.declarations = null;
+            return this;
         }
 
         private BackendDeclarations declarations() {
