@@ -126,29 +126,28 @@ public final class InMemoryBackend implements SandboxBackend {
 
     /** Every key {@link #acquire} was called with, in order, including calls that threw. */
     public List<SandboxKey> keys() {
-        synchronized (lock) {
-            return List.copyOf(keys);
-        }
+        return snapshot(keys);
     }
 
     /** The spec of every acquire that succeeded, in order. */
     public List<SandboxSpec> specs() {
-        synchronized (lock) {
-            return List.copyOf(specs);
-        }
+        return snapshot(specs);
     }
 
     /** Every key {@link #dispose} was called with, in order. */
     public List<SandboxKey> disposed() {
-        synchronized (lock) {
-            return List.copyOf(disposed);
-        }
+        return snapshot(disposed);
     }
 
     /** Every {@link #disposeScope} call, in order. */
     public List<Purge> purged() {
+        return snapshot(purged);
+    }
+
+    /** A copy of one of the records, taken under the lock they are written under. */
+    private <T> List<T> snapshot(List<T> record) {
         synchronized (lock) {
-            return List.copyOf(purged);
+            return List.copyOf(record);
         }
     }
 

@@ -292,10 +292,9 @@ public final class HostileSuite {
      */
     private static void aDisposalDuringAnExecStopsItAndFollowsNoLink(ProbeContext context) throws Exception {
         Path decoy = decoy();
-        SandboxKey key = ProbeSandboxes.freshKey("hostile-dispose");
-        try {
-            ProbeSandboxes.Placed placed = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+        try (ProbeSandboxes.FreshKey fresh = ProbeSandboxes.fresh(context, "hostile-dispose")) {
+            SandboxKey key = fresh.key();
+            ProbeSandboxes.Placed placed = fresh.acquire(context);
             String swapper = String.join("\n",
                     "cd \"$1\" || exit 1",
                     "mkdir victim && i=0; while [ \"$i\" -lt 50 ]; do : > \"victim/f$i\"; i=$((i+1)); done",
@@ -326,13 +325,11 @@ public final class HostileSuite {
             Check.that(ended instanceof SandboxDisposed, "the exec in flight ended with " + ErrorDetail.of(ended)
                     + ", not SandboxDisposed");
             assertDecoyIntact(decoy);
-            ProbeSandboxes.Placed again = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+            ProbeSandboxes.Placed again = fresh.acquire(context);
             Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("victim"))
                     && !context.target().guestSide(again.sandbox()).exists(again.in("aside")),
                     "a re-acquire after the disposal still holds the disposed sandbox's files");
         } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
             deleteDecoy(decoy);
         }
     }
@@ -425,23 +422,18 @@ public final class HostileSuite {
     }
 
     private static void aTreeDeeperThanAnyPathIsDisposedOf(ProbeContext context) {
-        SandboxKey key = ProbeSandboxes.freshKey("hostile-deep");
-        try {
-            ProbeSandboxes.Placed placed = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+        try (ProbeSandboxes.FreshKey fresh = ProbeSandboxes.fresh(context, "hostile-deep")) {
+            ProbeSandboxes.Placed placed = fresh.acquire(context);
             ExecResult made = placed.sandbox().exec(List.of("sh", "-c", DEEP_TREE, "deep", placed.workingDirectory(),
                     Integer.toString(DEEP_LEVELS / 2)), placed.workingDirectory(), context.execTimeout());
             Check.that(made.exitCode() == 0, "positive control: the guest could not make a tree " + DEEP_LEVELS
                     + " levels deep: " + made.stderrText());
 
-            context.backend().dispose(key);
+            context.backend().dispose(fresh.key());
 
-            ProbeSandboxes.Placed again = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+            ProbeSandboxes.Placed again = fresh.acquire(context);
             Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("deep")),
                     "a re-acquire after disposing of a deep tree still holds it");
-        } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
         }
     }
 
