@@ -110,30 +110,32 @@ public final class FilesDeleteSuite {
     }
 
     private static void aLinkIsRemovedNeverFollowed(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/link-target.txt";
-        context.guest().plantFile(target, TARGET);
-        control(context, "link-control.txt");
-        for (boolean recursive : BOTH_FLAGS) {
-            String link = recursive ? "link-out-recursive" : "link-out";
-            context.guest().plantSymlink(paths.in(link), target);
-            remove(context, link, recursive);
-            absent(context, paths.in(link), "the removed link (recursive = " + recursive + ")");
-            holds(context, target, TARGET, "the link's target (recursive = " + recursive + ")");
-        }
+        String target = context.paths().outside() + "/link-target.txt";
+        linksAreUnlinked(context, target, target, "link-control.txt", "link-out", "the link's target");
     }
 
     private static void aLinkedDirectoryIsUnlinkedNotEmptied(ProbeContext context) {
+        String outside = context.paths().outside();
+        linksAreUnlinked(context, outside + "/linked-dir-target/kept.txt", outside + "/linked-dir-target",
+                "linked-dir-control.txt", "dir-link", "a file in the directory the link names");
+    }
+
+    /**
+     * Plants {@code kept} outside, runs the positive control {@code controlName}, then, with each
+     * flag, plants {@code linkName} (with {@code -recursive} for the recursive removal) naming
+     * {@code linkTarget} and removes it: the link must go and {@code kept} stay.
+     */
+    private static void linksAreUnlinked(ProbeContext context, String kept, String linkTarget, String controlName,
+            String linkName, String keptWhat) {
         ConformancePaths paths = context.paths();
-        String kept = paths.outside() + "/linked-dir-target/kept.txt";
         context.guest().plantFile(kept, TARGET);
-        control(context, "linked-dir-control.txt");
+        control(context, controlName);
         for (boolean recursive : BOTH_FLAGS) {
-            String link = recursive ? "dir-link-recursive" : "dir-link";
-            context.guest().plantSymlink(paths.in(link), paths.outside() + "/linked-dir-target");
+            String link = recursive ? linkName + "-recursive" : linkName;
+            context.guest().plantSymlink(paths.in(link), linkTarget);
             remove(context, link, recursive);
             absent(context, paths.in(link), "the removed link (recursive = " + recursive + ")");
-            holds(context, kept, TARGET, "a file in the directory the link names (recursive = " + recursive + ")");
+            holds(context, kept, TARGET, keptWhat + " (recursive = " + recursive + ")");
         }
     }
 
