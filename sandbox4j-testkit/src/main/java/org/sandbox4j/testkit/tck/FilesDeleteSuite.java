@@ -35,9 +35,7 @@ public final class FilesDeleteSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .checksShapeOnly()
-                .gate(Capability.FILES_DELETE)
+        return Suite.files(NAME, Capability.FILES_DELETE)
                 .probes(
                         Probe.of("a-removal-removes",
                                 "a removal removes the file it names, and only that file",

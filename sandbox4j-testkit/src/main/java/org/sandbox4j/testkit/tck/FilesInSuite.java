@@ -34,9 +34,7 @@ public final class FilesInSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .checksShapeOnly()
-                .gate(Capability.FILES_IN)
+        return Suite.files(NAME, Capability.FILES_IN)
                 .probes(
                         Probe.of("a-write-lands-and-reads-back",
                                 "a write to an absolute path inside the working directory must land there, byte for "

@@ -38,9 +38,7 @@ public final class FilesListSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .checksShapeOnly()
-                .gate(Capability.FILES_LIST)
+        return Suite.files(NAME, Capability.FILES_LIST)
                 .setup(FilesListSuite::plant)
                 .probes(
                         Probe.of("a-listing-lists-each-child-once",

@@ -34,9 +34,7 @@ public final class FilesOutSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .checksShapeOnly()
-                .gate(Capability.FILES_OUT)
+        return Suite.files(NAME, Capability.FILES_OUT)
                 .setup(FilesOutSuite::plant)
                 .probes(
                         Probe.of("a-legitimate-read-still-works",

@@ -76,6 +76,14 @@ public record Suite(
     }
 
     /**
+     * The preamble every file suite shares: it is tested on a backend that declares the one file
+     * method it attacks, and checks shape only (kinds, refusals, what is stored).
+     */
+    public static Builder files(String name, Capability method) {
+        return builder(name).checksShapeOnly().gate(method);
+    }
+
+    /**
      * The preamble every egress suite shares: it runs commands ({@link Capability#EXEC}), is tested
      * only on a backend that enforces {@code mode}, and acquires its sandbox with that mode.
      */
