@@ -13,6 +13,7 @@ import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxLimits;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.BackendNames;
 
 /**
  * A {@link SandboxBackend} for tests that serves one {@link InMemorySandbox} and records every
@@ -200,11 +201,7 @@ public final class InMemoryBackend implements SandboxBackend {
         }
 
         public Builder name(String name) {
-            Objects.requireNonNull(name, "name");
-            if (name.isBlank()) {
-                throw new IllegalArgumentException("a backend needs a non-blank name: routers select backends by it");
-            }
-            this.name = name;
+            this.name = BackendNames.require(name);
             return this;
         }
 
