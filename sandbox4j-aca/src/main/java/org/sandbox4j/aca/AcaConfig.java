@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
+import org.sandbox4j.core.spi.BackendNames;
 
 /**
  * Where {@link AcaBackend} finds its sandbox group and how it configures each sandbox. Build one
@@ -49,7 +50,7 @@ public record AcaConfig(
     private static final Set<String> LOOPBACK_HOSTS = Set.of("localhost", "127.0.0.1", "[::1]", "::1");
 
     public AcaConfig {
-        requireNonBlank(name, "name");
+        BackendNames.require(name);
         Objects.requireNonNull(endpoint, "endpoint: the data plane, https://management.<region>.azuredevcompute.io");
         String scheme = endpoint.getScheme() == null ? "" : endpoint.getScheme().toLowerCase(Locale.ROOT);
         String host = endpoint.getHost() == null ? "" : endpoint.getHost().toLowerCase(Locale.ROOT);

@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -21,6 +20,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.spi.TreeRemoval;
 
 /**
  * The harness the benchmarks of a real backend share: before measuring, one backend whose state
@@ -66,11 +66,8 @@ public abstract class WarmSandboxBenchmark<B extends SandboxBackend & AutoClosea
         backend.disposeScope(TENANT, WARM_SCOPE);
         backend.disposeScope(TENANT, ColdKey.SCOPE);
         backend.close();
-        try (var walk = Files.walk(scratch)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        } catch (IOException e) {
-            // A benchmark's temp directory; the OS cleans it eventually.
-        }
+        // The guests have stopped; the kit's removal never follows a link they may have left.
+        TreeRemoval.remove(scratch, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
     }
 
     /** Runs a process with nothing on its stdin, its output read and dropped; returns its exit code. */

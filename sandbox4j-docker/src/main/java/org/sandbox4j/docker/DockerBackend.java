@@ -61,6 +61,7 @@ import org.sandbox4j.egress.GuestProxyEnvironment;
 import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.SandboxImageNotUsable;
 import org.sandbox4j.egress.ProxySockets;
+import org.sandbox4j.core.spi.BackendNames;
 
 /**
  * Runs each sandbox in a container of a Docker Engine API endpoint: Docker itself, or Podman's
@@ -855,10 +856,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
 
         /** The name the router and messages use. Default {@value #DEFAULT_NAME}. */
         public Builder name(String value) {
-            if (value == null || value.isBlank()) {
-                throw new IllegalArgumentException("a backend needs a non-blank name");
-            }
-            this.name = value;
+            this.name = BackendNames.require(value);
             return this;
         }
 

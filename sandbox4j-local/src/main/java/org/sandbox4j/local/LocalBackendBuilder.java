@@ -3,6 +3,7 @@ package org.sandbox4j.local;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import org.sandbox4j.core.spi.BackendNames;
 
 /**
  * The settings every local backend's builder has, written once: its name, where its sandboxes
@@ -27,10 +28,7 @@ abstract class LocalBackendBuilder<B extends LocalBackendBuilder<B>> {
 
     /** The name the router and messages use. Default: the backend's {@code DEFAULT_NAME}. */
     public B name(String value) {
-        if (value == null || value.isBlank()) {
-            throw new IllegalArgumentException("a backend needs a non-blank name");
-        }
-        this.name = value;
+        this.name = BackendNames.require(value);
         return self();
     }
 

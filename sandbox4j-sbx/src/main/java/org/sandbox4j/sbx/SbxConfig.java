@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.sandbox4j.core.spi.BackendNames;
 
 /**
  * How {@link SbxBackend} reaches {@code sbx} and where it keeps its workspaces. Every setting has
@@ -55,10 +56,7 @@ public record SbxConfig(
     private static final String NAME_PREFIX_PATTERN = "[a-z0-9][a-z0-9-]*";
 
     public SbxConfig {
-        Objects.requireNonNull(name, "name");
-        if (name.isBlank()) {
-            throw new IllegalArgumentException("a backend needs a non-blank name");
-        }
+        BackendNames.require(name);
         Objects.requireNonNull(sbxPath, "sbxPath");
         if (sbxPath.isBlank()) {
             throw new IllegalArgumentException("the sbx path cannot be blank; name the binary or leave the default");

@@ -13,6 +13,7 @@ import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxLimits;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.BackendNames;
 
 /**
  * A {@link SandboxBackend} for tests that serves one {@link InMemorySandbox} and records every
@@ -126,29 +127,28 @@ public final class InMemoryBackend implements SandboxBackend {
 
     /** Every key {@link #acquire} was called with, in order, including calls that threw. */
     public List<SandboxKey> keys() {
-        synchronized (lock) {
-            return List.copyOf(keys);
-        }
+        return snapshot(keys);
     }
 
     /** The spec of every acquire that succeeded, in order. */
     public List<SandboxSpec> specs() {
-        synchronized (lock) {
-            return List.copyOf(specs);
-        }
+        return snapshot(specs);
     }
 
     /** Every key {@link #dispose} was called with, in order. */
     public List<SandboxKey> disposed() {
-        synchronized (lock) {
-            return List.copyOf(disposed);
-        }
+        return snapshot(disposed);
     }
 
     /** Every {@link #disposeScope} call, in order. */
     public List<Purge> purged() {
+        return snapshot(purged);
+    }
+
+    /** A copy of one of the records, taken under the lock they are written under. */
+    private <T> List<T> snapshot(List<T> record) {
         synchronized (lock) {
-            return List.copyOf(purged);
+            return List.copyOf(record);
         }
     }
 
@@ -201,43 +201,29 @@ public final class InMemoryBackend implements SandboxBackend {
         }
 
         public Builder name(String name) {
-            Objects.requireNonNull(name, "name");
-            if (name.isBlank()) {
-                throw new IllegalArgumentException("a backend needs a non-blank name: routers select backends by it");
-            }
-            this.name = name;
+            this.name = BackendNames.require(name);
             return this;
         }
 
         public Builder isolation(Isolation isolation) {
-            this.isolation = Objects.requireNonNull(isolation, "isolation");
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.isolation = Objects.requireNonNull(isolation, "isolation"));
         }
 
         public Builder capabilities(Capability... capabilities) {
-            this.capabilities = List.of(capabilities);
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.capabilities = List.of(capabilities));
         }
 
         public Builder egressModes(Egress... modes) {
-            this.egressModes = List.of(modes);
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.egressModes = List.of(modes));
         }
 
         /** An explicit null is malformed (as in {@link BackendDeclarations}): {@link #build()} refuses it. */
         public Builder limits(SandboxLimits limits) {
-            this.limits = limits;
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.limits = limits);
         }
 
         public Builder osFamilies(OsFamily... families) {
-            this.osFamilies = List.of(families);
-            this.declarations = null;
-            return this;
+            return declaring(() -> this.osFamilies = List.of(families));
         }
 
         /** Sets every declaration at once; a later call to a single-declaration setter starts from the defaults again. */
@@ -265,6 +251,13 @@ public final class InMemoryBackend implements SandboxBackend {
 
         public InMemoryBackend build() {
             return new InMemoryBackend(this);
+        }
+
+        /** Runs a single-declaration setter, which drops any {@link #declarations(BackendDeclarations)} given. */
+        private Builder declaring(Runnable setter) {
+            setter.run();
+            this.declarations = null;
+            return this;
         }
 
         private BackendDeclarations declarations() {

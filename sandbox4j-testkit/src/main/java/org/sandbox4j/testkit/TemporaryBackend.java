@@ -4,13 +4,12 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Objects;
 import java.util.function.Function;
-import java.util.stream.Stream;
 
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.core.spi.TreeRemoval;
 
 /**
  * For tests that run a kind or an adapter on a real backend: the backend built over its own state
@@ -73,11 +72,15 @@ public final class TemporaryBackend<B extends SandboxBackend & AutoCloseable> im
         }
     }
 
-    /** Deletes {@code root} and everything under it, as far as it can: a test's temporary directory. */
+    /**
+     * Deletes {@code root} and everything under it, as far as it can: a test's temporary directory,
+     * once nothing writes to it any more. Core's one host-side deletion ({@link TreeRemoval}): a link
+     * a guest left in the tree is unlinked, never followed.
+     */
     public static void deleteTree(Path root) {
-        try (Stream<Path> walk = Files.walk(root)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        } catch (IOException ignored) {
+        try {
+            TreeRemoval.remove(root, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+        } catch (IOException | RuntimeException ignored) {
             // Best effort: what is left is in the system's temporary directory.
         }
     }

@@ -1,6 +1,5 @@
 package org.sandbox4j.testkit.tck;
 
-import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -40,8 +39,6 @@ public final class Conformance {
 
     /** The scope of every key the TCK makes; the thread id is fresh per suite run. */
     public static final String SCOPE = "sandbox4j-tck";
-
-    private static final System.Logger LOG = System.getLogger(Conformance.class.getName());
 
     private Conformance() {
     }
@@ -147,7 +144,7 @@ public final class Conformance {
             failure.initCause(setupFailure);
             throw failure;
         } finally {
-            dispose(backend, key);
+            ProbeSandboxes.disposeQuietly(backend, key, "a conformance sandbox");
         }
         long ran = results.stream().filter(r -> !r.skipped()).count();
         if (ran == 0 && !measured) {
@@ -180,15 +177,5 @@ public final class Conformance {
 
     private static ProbeResult result(Suite suite, Probe probe, Outcome outcome, String detail) {
         return new ProbeResult(suite.name(), probe.name(), probe.why(), outcome, detail);
-    }
-
-    private static void dispose(SandboxBackend backend, SandboxKey key) {
-        try {
-            backend.dispose(key);
-            backend.disposeScope(key.scope(), key.threadId());
-        } catch (RuntimeException failure) {
-            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "' failed to dispose of a conformance "
-                    + "sandbox (its dispose must never throw): " + ErrorDetail.of(failure));
-        }
     }
 }

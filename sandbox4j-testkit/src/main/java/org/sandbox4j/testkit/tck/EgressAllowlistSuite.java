@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Assumptions;
-import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
 
 /**
@@ -29,38 +28,35 @@ public final class EgressAllowlistSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .gate(Capability.EXEC)
-                .egressModes(Egress.ALLOWLIST)
+        return Suite.egress(NAME, Egress.ALLOWLIST)
                 .needsEgressFixture()
-                .shape((spec, target) -> {
-                    spec.egress(Egress.ALLOWLIST);
-                    target.egressFixture().ifPresent(fixture -> spec.egressAllow(fixture.allowlist()));
-                    return spec;
-                })
-                .probe(Probe.of("an-allowed-host-is-reachable",
-                        "the allowlist over-confines: a host it names cannot be reached",
-                        EgressAllowlistSuite::allowedHostIsReachable))
-                .probe(Probe.of("an-unlisted-host-is-refused",
-                        "the guest reaches a host the allowlist does not name",
-                        context -> refused(context, fixture(context).unlistedUrl(), "the unlisted host")))
-                .probe(Probe.of("an-unlisted-ip-literal-is-refused",
-                        "the guest reaches an address by IP literal, going around the names the allowlist checks",
-                        EgressAllowlistSuite::ipLiteralIsRefused))
-                .probe(Probe.of("internal-addresses-are-refused-even-by-name",
-                        "the guest reaches a loopback, private, link-local or metadata address through a name "
-                                + "that resolves to it (DNS rebinding, the cloud metadata service)",
-                        EgressAllowlistSuite::internalAddressesAreRefused))
-                .probe(Probe.of("a-smuggled-host-header-is-refused",
-                        "a request to the allowed host with an unlisted Host header reaches the unlisted host: "
-                                + "the proxy routes by the header, not by what it checked",
-                        EgressAllowlistSuite::smuggledHostHeaderIsRefused))
-                .probe(Probe.of("a-connect-tunnel-to-an-unlisted-host-is-refused",
-                        "a CONNECT tunnel (how HTTPS leaves) reaches a host the allowlist does not name",
-                        EgressAllowlistSuite::connectTunnelIsRefused))
-                .probe(Probe.of("ignoring-the-proxy-reaches-nothing-unlisted",
-                        "the allowlist is only advice: a guest that drops its proxy settings connects directly",
-                        EgressAllowlistSuite::ignoringTheProxyReachesNothing))
+                .shape((spec, target) -> target.egressFixture().map(fixture -> spec.egressAllow(fixture.allowlist()))
+                        .orElse(spec))
+                .probes(
+                        Probe.of("an-allowed-host-is-reachable",
+                                "the allowlist over-confines: a host it names cannot be reached",
+                                EgressAllowlistSuite::allowedHostIsReachable),
+                        Probe.of("an-unlisted-host-is-refused",
+                                "the guest reaches a host the allowlist does not name",
+                                context -> refused(context, fixture(context).unlistedUrl(), "the unlisted host")),
+                        Probe.of("an-unlisted-ip-literal-is-refused",
+                                "the guest reaches an address by IP literal, going around the names the allowlist "
+                                        + "checks",
+                                EgressAllowlistSuite::ipLiteralIsRefused),
+                        Probe.of("internal-addresses-are-refused-even-by-name",
+                                "the guest reaches a loopback, private, link-local or metadata address through a name "
+                                        + "that resolves to it (DNS rebinding, the cloud metadata service)",
+                                EgressAllowlistSuite::internalAddressesAreRefused),
+                        Probe.of("a-smuggled-host-header-is-refused",
+                                "a request to the allowed host with an unlisted Host header reaches the unlisted "
+                                        + "host: the proxy routes by the header, not by what it checked",
+                                EgressAllowlistSuite::smuggledHostHeaderIsRefused),
+                        Probe.of("a-connect-tunnel-to-an-unlisted-host-is-refused",
+                                "a CONNECT tunnel (how HTTPS leaves) reaches a host the allowlist does not name",
+                                EgressAllowlistSuite::connectTunnelIsRefused),
+                        Probe.of("ignoring-the-proxy-reaches-nothing-unlisted",
+                                "the allowlist is only advice: a guest that drops its proxy settings connects directly",
+                                EgressAllowlistSuite::ignoringTheProxyReachesNothing))
                 .build();
     }
 

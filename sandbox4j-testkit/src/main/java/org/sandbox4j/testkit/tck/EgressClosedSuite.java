@@ -14,7 +14,6 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Assumptions;
-import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.ExecResult;
 
@@ -84,23 +83,21 @@ public final class EgressClosedSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .gate(Capability.EXEC)
-                .egressModes(Egress.CLOSED)
-                .shape((spec, target) -> spec.egress(Egress.CLOSED))
-                .probe(Probe.of("only-loopback-is-present",
-                        "the guest has a network device beyond loopback: a closed sandbox has a way out",
-                        EgressClosedSuite::onlyLoopbackIsPresent))
-                .probe(Probe.of("no-route-leaves-the-guest",
-                        "the guest's routing table sends traffic through a device other than loopback",
-                        EgressClosedSuite::noRouteLeavesTheGuest))
-                .probe(Probe.of("the-hosts-loopback-is-unreachable",
-                        "the guest reaches a server on the host's 127.0.0.1: it shares the host's network",
-                        EgressClosedSuite::hostsLoopbackIsUnreachable))
-                .probe(Probe.of("a-dns-query-never-leaves-the-guest",
-                        "a DNS query from the guest reaches a listener on the host and gets an answer: "
-                                + "names resolve, and DNS can carry data out",
-                        EgressClosedSuite::dnsQueryNeverLeaves))
+        return Suite.egress(NAME, Egress.CLOSED)
+                .probes(
+                        Probe.of("only-loopback-is-present",
+                                "the guest has a network device beyond loopback: a closed sandbox has a way out",
+                                EgressClosedSuite::onlyLoopbackIsPresent),
+                        Probe.of("no-route-leaves-the-guest",
+                                "the guest's routing table sends traffic through a device other than loopback",
+                                EgressClosedSuite::noRouteLeavesTheGuest),
+                        Probe.of("the-hosts-loopback-is-unreachable",
+                                "the guest reaches a server on the host's 127.0.0.1: it shares the host's network",
+                                EgressClosedSuite::hostsLoopbackIsUnreachable),
+                        Probe.of("a-dns-query-never-leaves-the-guest",
+                                "a DNS query from the guest reaches a listener on the host and gets an answer: names "
+                                        + "resolve, and DNS can carry data out",
+                                EgressClosedSuite::dnsQueryNeverLeaves))
                 .build();
     }
 

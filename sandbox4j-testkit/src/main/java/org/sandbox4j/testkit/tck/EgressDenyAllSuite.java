@@ -1,6 +1,5 @@
 package org.sandbox4j.testkit.tck;
 
-import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Egress;
 
 /**
@@ -22,18 +21,16 @@ public final class EgressDenyAllSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .gate(Capability.EXEC)
-                .egressModes(Egress.DENY_ALL)
-                .shape((spec, target) -> spec.egress(Egress.DENY_ALL))
-                .probe(Probe.of("the-hosts-loopback-is-unreachable",
-                        "the guest reached a server on the host's 127.0.0.1: the filter lets the host's own "
-                                + "loopback through",
-                        EgressClosedSuite::hostsLoopbackIsUnreachable))
-                .probe(Probe.of("a-dns-query-never-leaves-the-guest",
-                        "a DNS query from the guest reached a listener on the host and got an answer: names "
-                                + "resolve, and DNS can carry data out",
-                        EgressClosedSuite::dnsQueryNeverLeaves))
+        return Suite.egress(NAME, Egress.DENY_ALL)
+                .probes(
+                        Probe.of("the-hosts-loopback-is-unreachable",
+                                "the guest reached a server on the host's 127.0.0.1: the filter lets the host's own "
+                                        + "loopback through",
+                                EgressClosedSuite::hostsLoopbackIsUnreachable),
+                        Probe.of("a-dns-query-never-leaves-the-guest",
+                                "a DNS query from the guest reached a listener on the host and got an answer: names "
+                                        + "resolve, and DNS can carry data out",
+                                EgressClosedSuite::dnsQueryNeverLeaves))
                 .build();
     }
 }

@@ -11,7 +11,6 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxFileNotFound;
-import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTimeoutException;
@@ -106,10 +105,9 @@ final class ExecFailureProbes {
      * on the first exec there (and so would also make a missing one) fails too.
      */
     private static void workingDirectoryExistsAfterAcquire(ProbeContext context) {
-        SandboxKey key = ProbeSandboxes.freshKey(FRESH_WORK_DIR);
         SandboxSpec spec = ProbeSandboxes.withFreshWorkDir(context, FRESH_WORK_DIR);
-        try {
-            Sandbox sandbox = context.backend().acquire(key, spec);
+        try (ProbeSandboxes.FreshKey fresh = ProbeSandboxes.fresh(context, FRESH_WORK_DIR)) {
+            Sandbox sandbox = context.backend().acquire(fresh.key(), spec);
             String workingDirectory = spec.workDirIn(sandbox);
             ExecResult seen = sandbox.exec(ExecSuite.shellCommand("test -d \"$1\"", workingDirectory),
                     ExecOptions.in("/", context.execTimeout()));
@@ -119,8 +117,6 @@ final class ExecFailureProbes {
             Check.equal(0, there.exitCode(), "exit code of pwd in the fresh working directory; stderr "
                     + there.stderrText());
             Check.equal(workingDirectory + "\n", there.stdoutText(), "pwd in the fresh working directory");
-        } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
         }
     }
 

@@ -130,56 +130,61 @@ public final class ExecSuite {
     public static Suite suite() {
         return Suite.builder(NAME)
                 .gate(Capability.EXEC)
-                .probe(Probe.of("an-argv-sequence-runs",
-                        "an argv command does not run, or its stdout is not returned verbatim", ExecSuite::argvRuns))
-                .probe(Probe.of("exit-code-fidelity",
-                        "the exit code is lost or altered, so a caller cannot tell failure from success",
-                        ExecSuite::exitCodeFidelity))
-                .probe(Probe.of("argv-is-quoted",
-                        "an argv word is interpreted by a shell: model-supplied text can inject commands",
-                        ExecSuite::argvIsQuoted))
-                .probe(Probe.of("working-directory-is-honoured",
-                        "the command runs somewhere other than the directory the caller named",
-                        ExecSuite::workingDirectoryIsHonoured))
-                .probe(Probe.of("stdout-and-stderr-are-kept-apart-byte-exactly",
-                        "stdout and stderr are merged, re-encoded or cut at a NUL: binary output is corrupted",
-                        ExecSuite::streamsKeptApart))
-                .probe(Probe.of("a-listener-receives-exactly-the-output",
-                        "a streaming listener misses, duplicates or mislabels chunks of the output",
-                        ExecSuite::listenerReceivesTheOutput))
-                .probe(Probe.of("a-large-output-round-trips-intact",
-                        "a large output is truncated, reordered or corrupted on its way to the host",
-                        ExecSuite::largeOutputRoundTrips))
-                .probe(Probe.of("output-past-the-cap-is-refused",
-                        "output beyond the cap is buffered or delivered instead of refused: a guest can exhaust "
-                                + "host memory", ExecSuite::outputPastTheCap))
-                .probe(Probe.of("the-cap-counts-both-streams-together",
-                        "the cap is applied per stream, so a guest writing to both can exceed it",
-                        ExecSuite::capCountsBothStreams))
-                .probe(Probe.of("environment-given-to-exec-is-seen",
-                        "variables the caller passes do not reach the command, or arrive altered",
-                        ExecSuite::givenEnvironmentIsSeen))
-                .probe(Probe.of("the-host-environment-does-not-leak",
-                        "the host process's environment (credentials, tokens) reaches the guest",
-                        ExecSuite::hostEnvironmentDoesNotLeak))
-                .probe(Probe.of("stdin-is-delivered",
-                        "stdin bytes do not reach the command verbatim", ExecSuite::stdinIsDelivered))
-                .probe(Probe.of("no-stdin-means-end-of-input",
-                        "stdin is left open when none is given, so a command that reads it hangs until the timeout",
-                        ExecSuite::noStdinMeansEndOfInput))
-                .probe(Probe.of("a-large-stdin-streams-without-deadlock",
-                        "stdin is written in full before output is read, so a filter deadlocks on full pipes",
-                        ExecSuite::largeStdinStreams))
-                .probe(Probe.of("parallel-execs-return-their-own-output",
-                        "concurrent execs in one sandbox are serialised wrongly or get each other's output",
-                        ExecSuite::parallelExecs))
+                .probes(
+                        Probe.of("an-argv-sequence-runs",
+                                "an argv command does not run, or its stdout is not returned verbatim",
+                                ExecSuite::argvRuns),
+                        Probe.of("exit-code-fidelity",
+                                "the exit code is lost or altered, so a caller cannot tell failure from success",
+                                ExecSuite::exitCodeFidelity),
+                        Probe.of("argv-is-quoted",
+                                "an argv word is interpreted by a shell: model-supplied text can inject commands",
+                                ExecSuite::argvIsQuoted),
+                        Probe.of("working-directory-is-honoured",
+                                "the command runs somewhere other than the directory the caller named",
+                                ExecSuite::workingDirectoryIsHonoured),
+                        Probe.of("stdout-and-stderr-are-kept-apart-byte-exactly",
+                                "stdout and stderr are merged, re-encoded or cut at a NUL: binary output is corrupted",
+                                ExecSuite::streamsKeptApart),
+                        Probe.of("a-listener-receives-exactly-the-output",
+                                "a streaming listener misses, duplicates or mislabels chunks of the output",
+                                ExecSuite::listenerReceivesTheOutput),
+                        Probe.of("a-large-output-round-trips-intact",
+                                "a large output is truncated, reordered or corrupted on its way to the host",
+                                ExecSuite::largeOutputRoundTrips),
+                        Probe.of("output-past-the-cap-is-refused",
+                                "output beyond the cap is buffered or delivered instead of refused: a guest can "
+                                        + "exhaust host memory", ExecSuite::outputPastTheCap),
+                        Probe.of("the-cap-counts-both-streams-together",
+                                "the cap is applied per stream, so a guest writing to both can exceed it",
+                                ExecSuite::capCountsBothStreams),
+                        Probe.of("environment-given-to-exec-is-seen",
+                                "variables the caller passes do not reach the command, or arrive altered",
+                                ExecSuite::givenEnvironmentIsSeen),
+                        Probe.of("the-host-environment-does-not-leak",
+                                "the host process's environment (credentials, tokens) reaches the guest",
+                                ExecSuite::hostEnvironmentDoesNotLeak),
+                        Probe.of("stdin-is-delivered",
+                                "stdin bytes do not reach the command verbatim", ExecSuite::stdinIsDelivered),
+                        Probe.of("no-stdin-means-end-of-input",
+                                "stdin is left open when none is given, so a command that reads it hangs until the "
+                                        + "timeout",
+                                ExecSuite::noStdinMeansEndOfInput),
+                        Probe.of("a-large-stdin-streams-without-deadlock",
+                                "stdin is written in full before output is read, so a filter deadlocks on full pipes",
+                                ExecSuite::largeStdinStreams),
+                        Probe.of("parallel-execs-return-their-own-output",
+                                "concurrent execs in one sandbox are serialised wrongly or get each other's output",
+                                ExecSuite::parallelExecs))
                 .probes(ExecFailureProbes.probes())
-                .probe(Probe.of("a-timeout-kills-the-whole-tree",
-                        "a timeout leaves double-forked, setsid or signal-ignoring children running: they outlive "
-                                + "the deadline and keep acting in the sandbox", ExecSuite::timeoutKillsTheTree))
-                .probe(Probe.of("a-timeout-raises-timeout-error",
-                        "a command that overruns its bound returns normally, raises something else, or blocks the "
-                                + "caller far past the deadline", ExecSuite::timeoutRaisesTimeoutError))
+                .probes(
+                        Probe.of("a-timeout-kills-the-whole-tree",
+                                "a timeout leaves double-forked, setsid or signal-ignoring children running: they "
+                                        + "outlive the deadline and keep acting in the sandbox",
+                                ExecSuite::timeoutKillsTheTree),
+                        Probe.of("a-timeout-raises-timeout-error",
+                                "a command that overruns its bound returns normally, raises something else, or blocks "
+                                        + "the caller far past the deadline", ExecSuite::timeoutRaisesTimeoutError))
                 .build();
     }
 

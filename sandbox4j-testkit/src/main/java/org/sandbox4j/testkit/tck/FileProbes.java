@@ -1,6 +1,7 @@
 package org.sandbox4j.testkit.tck;
 
 import java.nio.charset.StandardCharsets;
+import org.sandbox4j.core.SandboxPathNotConfined;
 
 /**
  * What the file suites share: the FILES_OUT layout, and the guest-side checks that prove a
@@ -38,6 +39,12 @@ final class FileProbes {
         holds(context, paths.nestedSecret(), ConformancePaths.SECRET, "the nested secret");
     }
 
+    /** {@code call} is refused as an escape ({@code SandboxPathNotConfined}), and the planted secrets are intact. */
+    static void refusedAsAnEscape(ProbeContext context, String what, Check.Call call) {
+        Check.refusedWith(SandboxPathNotConfined.class, what, call);
+        secretsIntact(context);
+    }
+
     /** A regular file is at {@code absolutePath} holding exactly {@code expected}. */
     static void holds(ProbeContext context, String absolutePath, byte[] expected, String what) {
         Check.that(context.guest().isRegularFile(absolutePath), what + " at " + absolutePath
@@ -63,6 +70,20 @@ final class FileProbes {
      */
     static void leadsOutside(ProbeContext context, String link, byte[] expected) {
         Check.equal(expected, context.guest().readThroughLinks(link), "reading through the planted link " + link);
+    }
+
+    /**
+     * Plants {@code content} outside as {@code name}, and the links {@code reaching-dir -> <outside>}
+     * and {@code reaching-file -> <outside>/name}, then proves that reading through each reaches it.
+     */
+    static void plantedLinksLeadOutside(ProbeContext context, String name, byte[] content) {
+        ConformancePaths paths = context.paths();
+        String target = paths.outside() + "/" + name;
+        context.guest().plantFile(target, content);
+        context.guest().plantSymlink(paths.in("reaching-dir"), paths.outside());
+        context.guest().plantSymlink(paths.in("reaching-file"), target);
+        leadsOutside(context, paths.in("reaching-dir/" + name), content);
+        leadsOutside(context, paths.in("reaching-file"), content);
     }
 
     static byte[] utf8(String text) {

@@ -35,54 +35,56 @@ public final class FilesDeleteSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .checksShapeOnly()
-                .gate(Capability.FILES_DELETE)
-                .probe(Probe.of("a-removal-removes",
-                        "a removal removes the file it names, and only that file",
-                        FilesDeleteSuite::aRemovalRemoves))
-                .probe(Probe.of("a-missing-path-is-success",
-                        "removal is idempotent: removing what is already gone succeeds",
-                        FilesDeleteSuite::aMissingPathIsSuccess))
-                .probe(Probe.of("a-link-is-removed-never-followed",
-                        "removing a link must unlink it; following it deletes whatever it names",
-                        FilesDeleteSuite::aLinkIsRemovedNeverFollowed))
-                .probe(Probe.of("a-linked-directory-is-unlinked-not-emptied",
-                        "a recursive removal of a link to a directory must unlink it, not empty the directory",
-                        FilesDeleteSuite::aLinkedDirectoryIsUnlinkedNotEmptied))
-                .probe(Probe.of("a-path-through-a-linked-parent-is-refused",
-                        "a removal through a linked parent (out -> /etc) deletes outside the working directory",
-                        FilesDeleteSuite::aPathThroughALinkedParentIsRefused))
-                .probe(Probe.of("a-directory-needs-recursive",
-                        "a directory is removed only when recursive is asked for",
-                        FilesDeleteSuite::aDirectoryNeedsRecursive))
-                .probe(Probe.of("an-empty-directory-needs-recursive",
-                        "even an empty directory needs recursive; with it, it is removed",
-                        FilesDeleteSuite::anEmptyDirectoryNeedsRecursive))
-                .probe(Probe.of("recursive-removes-the-tree",
-                        "a recursive removal removes the whole tree and nothing next to it",
-                        FilesDeleteSuite::recursiveRemovesTheTree))
-                .probe(Probe.of("a-prefix-sharing-sibling-survives",
-                        "removing 'pair' must leave 'pair-sibling' alone: a string-prefix match is not a child",
-                        FilesDeleteSuite::aPrefixSharingSiblingSurvives))
-                .probe(Probe.of("a-link-inside-a-recursive-removal-is-unlinked-not-followed",
-                        "a link inside a removed tree is unlinked; following it deletes outside the tree",
-                        FilesDeleteSuite::aLinkInsideARecursiveRemovalIsUnlinkedNotFollowed))
-                .probe(Probe.of("the-working-directory-is-refused",
-                        "removing the working directory itself would destroy the workspace",
-                        FilesDeleteSuite::theWorkingDirectoryIsRefused))
-                .probe(Probe.of("a-path-outside-is-refused",
-                        "a path climbing into the prefix-sharing sibling, relative or absolute, must be refused",
-                        FilesDeleteSuite::aPathOutsideIsRefused))
-                .probe(Probe.of("a-linked-working-directory",
-                        "a working directory that is itself a link must be refused, or every removal is outside",
-                        FilesDeleteSuite::aLinkedWorkingDirectory))
-                .probe(Probe.of("a-linked-ancestor-of-the-working-directory",
-                        "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
-                        FilesDeleteSuite::aLinkedAncestorOfTheWorkingDirectory))
-                .probe(Probe.of("planted-links-lead-outside",
-                        "the links these probes plant must really reach outside, or the refusals above prove nothing",
-                        FilesDeleteSuite::plantedLinksLeadOutside))
+        return Suite.files(NAME, Capability.FILES_DELETE)
+                .probes(
+                        Probe.of("a-removal-removes",
+                                "a removal removes the file it names, and only that file",
+                                FilesDeleteSuite::aRemovalRemoves),
+                        Probe.of("a-missing-path-is-success",
+                                "removal is idempotent: removing what is already gone succeeds",
+                                FilesDeleteSuite::aMissingPathIsSuccess),
+                        Probe.of("a-link-is-removed-never-followed",
+                                "removing a link must unlink it; following it deletes whatever it names",
+                                FilesDeleteSuite::aLinkIsRemovedNeverFollowed),
+                        Probe.of("a-linked-directory-is-unlinked-not-emptied",
+                                "a recursive removal of a link to a directory must unlink it, not empty the directory",
+                                FilesDeleteSuite::aLinkedDirectoryIsUnlinkedNotEmptied),
+                        Probe.of("a-path-through-a-linked-parent-is-refused",
+                                "a removal through a linked parent (out -> /etc) deletes outside the working directory",
+                                FilesDeleteSuite::aPathThroughALinkedParentIsRefused),
+                        Probe.of("a-directory-needs-recursive",
+                                "a directory is removed only when recursive is asked for",
+                                FilesDeleteSuite::aDirectoryNeedsRecursive),
+                        Probe.of("an-empty-directory-needs-recursive",
+                                "even an empty directory needs recursive; with it, it is removed",
+                                FilesDeleteSuite::anEmptyDirectoryNeedsRecursive),
+                        Probe.of("recursive-removes-the-tree",
+                                "a recursive removal removes the whole tree and nothing next to it",
+                                FilesDeleteSuite::recursiveRemovesTheTree),
+                        Probe.of("a-prefix-sharing-sibling-survives",
+                                "removing 'pair' must leave 'pair-sibling' alone: a string-prefix match is not a child",
+                                FilesDeleteSuite::aPrefixSharingSiblingSurvives),
+                        Probe.of("a-link-inside-a-recursive-removal-is-unlinked-not-followed",
+                                "a link inside a removed tree is unlinked; following it deletes outside the tree",
+                                FilesDeleteSuite::aLinkInsideARecursiveRemovalIsUnlinkedNotFollowed),
+                        Probe.of("the-working-directory-is-refused",
+                                "removing the working directory itself would destroy the workspace",
+                                FilesDeleteSuite::theWorkingDirectoryIsRefused),
+                        Probe.of("a-path-outside-is-refused",
+                                "a path climbing into the prefix-sharing sibling, relative or absolute, must be "
+                                        + "refused",
+                                FilesDeleteSuite::aPathOutsideIsRefused),
+                        Probe.of("a-linked-working-directory",
+                                "a working directory that is itself a link must be refused, or every removal is "
+                                        + "outside",
+                                FilesDeleteSuite::aLinkedWorkingDirectory),
+                        Probe.of("a-linked-ancestor-of-the-working-directory",
+                                "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
+                                FilesDeleteSuite::aLinkedAncestorOfTheWorkingDirectory),
+                        Probe.of("planted-links-lead-outside",
+                                "the links these probes plant must really reach outside, or the refusals above prove "
+                                        + "nothing",
+                                FilesDeleteSuite::plantedLinksLeadOutside))
                 .build();
     }
 
@@ -106,30 +108,32 @@ public final class FilesDeleteSuite {
     }
 
     private static void aLinkIsRemovedNeverFollowed(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/link-target.txt";
-        context.guest().plantFile(target, TARGET);
-        control(context, "link-control.txt");
-        for (boolean recursive : BOTH_FLAGS) {
-            String link = recursive ? "link-out-recursive" : "link-out";
-            context.guest().plantSymlink(paths.in(link), target);
-            remove(context, link, recursive);
-            absent(context, paths.in(link), "the removed link (recursive = " + recursive + ")");
-            holds(context, target, TARGET, "the link's target (recursive = " + recursive + ")");
-        }
+        String target = context.paths().outside() + "/link-target.txt";
+        linksAreUnlinked(context, target, target, "link-control.txt", "link-out", "the link's target");
     }
 
     private static void aLinkedDirectoryIsUnlinkedNotEmptied(ProbeContext context) {
+        String outside = context.paths().outside();
+        linksAreUnlinked(context, outside + "/linked-dir-target/kept.txt", outside + "/linked-dir-target",
+                "linked-dir-control.txt", "dir-link", "a file in the directory the link names");
+    }
+
+    /**
+     * Plants {@code kept} outside, runs the positive control {@code controlName}, then, with each
+     * flag, plants {@code linkName} (with {@code -recursive} for the recursive removal) naming
+     * {@code linkTarget} and removes it: the link must go and {@code kept} stay.
+     */
+    private static void linksAreUnlinked(ProbeContext context, String kept, String linkTarget, String controlName,
+            String linkName, String keptWhat) {
         ConformancePaths paths = context.paths();
-        String kept = paths.outside() + "/linked-dir-target/kept.txt";
         context.guest().plantFile(kept, TARGET);
-        control(context, "linked-dir-control.txt");
+        control(context, controlName);
         for (boolean recursive : BOTH_FLAGS) {
-            String link = recursive ? "dir-link-recursive" : "dir-link";
-            context.guest().plantSymlink(paths.in(link), paths.outside() + "/linked-dir-target");
+            String link = recursive ? linkName + "-recursive" : linkName;
+            context.guest().plantSymlink(paths.in(link), linkTarget);
             remove(context, link, recursive);
             absent(context, paths.in(link), "the removed link (recursive = " + recursive + ")");
-            holds(context, kept, TARGET, "a file in the directory the link names (recursive = " + recursive + ")");
+            holds(context, kept, TARGET, keptWhat + " (recursive = " + recursive + ")");
         }
     }
 
@@ -239,52 +243,42 @@ public final class FilesDeleteSuite {
     }
 
     private static void aLinkedWorkingDirectory(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/wd-target.txt";
-        String link = paths.in("linked-wd");
-        String real = paths.in("real-wd");
-        context.guest().plantFile(target, TARGET);
-        context.guest().plantSymlink(link, paths.outside());
-        plant(context, real + "/wd-target.txt");
-        context.sandbox().remove("wd-target.txt", real, false);
-        absent(context, real + "/wd-target.txt", "the positive control's removed file");
-        for (boolean recursive : BOTH_FLAGS) {
-            Check.refusedWith(SandboxPathNotConfined.class, "removing wd-target.txt with the working directory "
-                    + link + " (recursive = " + recursive + ")",
-                    () -> context.sandbox().remove("wd-target.txt", link, recursive));
-            holds(context, target, TARGET, "the file outside (recursive = " + recursive + ")");
-        }
-        FileProbes.stillALink(context, link);
+        removalUnderALinkIsRefused(context, "linked-wd", "real-wd", "", "wd-target.txt");
     }
 
     private static void aLinkedAncestorOfTheWorkingDirectory(ProbeContext context) {
+        removalUnderALinkIsRefused(context, "linked-ancestor", "real-ancestor", "/sub", "ancestor-target.txt");
+    }
+
+    /**
+     * Plants {@code name} outside, at {@code <outside><below>/name}, and {@code linkName -> <outside>};
+     * the positive control removes {@code name} from the real {@code realName<below>}. Removing it
+     * with the working directory {@code linkName<below>} must then be refused with either flag,
+     * leaving the file outside and the link.
+     */
+    private static void removalUnderALinkIsRefused(ProbeContext context, String linkName, String realName,
+            String below, String name) {
         ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/sub/ancestor-target.txt";
-        String link = paths.in("linked-ancestor");
-        String real = paths.in("real-ancestor/sub");
+        String target = paths.outside() + below + "/" + name;
+        String link = paths.in(linkName);
+        String real = paths.in(realName + below);
         context.guest().plantFile(target, TARGET);
         context.guest().plantSymlink(link, paths.outside());
-        plant(context, real + "/ancestor-target.txt");
-        context.sandbox().remove("ancestor-target.txt", real, false);
-        absent(context, real + "/ancestor-target.txt", "the positive control's removed file");
-        String linked = link + "/sub";
+        plant(context, real + "/" + name);
+        context.sandbox().remove(name, real, false);
+        absent(context, real + "/" + name, "the positive control's removed file");
+        String linked = link + below;
         for (boolean recursive : BOTH_FLAGS) {
-            Check.refusedWith(SandboxPathNotConfined.class, "removing ancestor-target.txt with the working directory "
+            Check.refusedWith(SandboxPathNotConfined.class, "removing " + name + " with the working directory "
                     + linked + " (recursive = " + recursive + ")",
-                    () -> context.sandbox().remove("ancestor-target.txt", linked, recursive));
+                    () -> context.sandbox().remove(name, linked, recursive));
             holds(context, target, TARGET, "the file outside (recursive = " + recursive + ")");
         }
         FileProbes.stillALink(context, link);
     }
 
     private static void plantedLinksLeadOutside(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/reached-by-delete.txt";
-        context.guest().plantFile(target, TARGET);
-        context.guest().plantSymlink(paths.in("reaching-dir"), paths.outside());
-        context.guest().plantSymlink(paths.in("reaching-file"), target);
-        FileProbes.leadsOutside(context, paths.in("reaching-dir/reached-by-delete.txt"), TARGET);
-        FileProbes.leadsOutside(context, paths.in("reaching-file"), TARGET);
+        FileProbes.plantedLinksLeadOutside(context, "reached-by-delete.txt", TARGET);
     }
 
     /** The positive control: a planted file in the working directory is removed. */

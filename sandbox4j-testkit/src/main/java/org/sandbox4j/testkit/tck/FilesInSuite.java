@@ -34,59 +34,65 @@ public final class FilesInSuite {
     }
 
     public static Suite suite() {
-        return Suite.builder(NAME)
-                .checksShapeOnly()
-                .gate(Capability.FILES_IN)
-                .probe(Probe.of("a-write-lands-and-reads-back",
-                        "a write to an absolute path inside the working directory must land there, byte for byte",
-                        FilesInSuite::aWriteLandsAndReadsBack))
-                .probe(Probe.of("bytes-survive-the-round-trip",
-                        "binary content (UTF-8 and bytes 1..127) must land verbatim, never re-encoded",
-                        FilesInSuite::bytesSurviveTheRoundTrip))
-                .probe(Probe.of("string-content-is-utf8",
-                        "text is written as UTF-8 whatever the host's locale",
-                        FilesInSuite::stringContentIsUtf8))
-                .probe(Probe.of("a-second-write-replaces",
-                        "a second write replaces the first whole: no append, no stale tail of a longer first write",
-                        FilesInSuite::aSecondWriteReplaces))
-                .probe(Probe.of("parents-are-created",
-                        "missing parent directories are created",
-                        FilesInSuite::parentsAreCreated))
-                .probe(Probe.of("dot-dot-landing-inside-is-accepted",
-                        "a '..' that lands inside the working directory is not an escape: refusing it over-confines",
-                        FilesInSuite::dotDotLandingInsideIsAccepted))
-                .probe(Probe.of("a-path-outside-is-refused",
-                        "a relative path climbing into the prefix-sharing sibling must be refused and land nothing",
-                        FilesInSuite::aPathOutsideIsRefused))
-                .probe(Probe.of("an-absolute-path-in-the-prefix-sibling-is-refused",
-                        "'<wd>-outside/x' starts with the working directory's spelling; a string-prefix check "
-                                + "admits it",
-                        FilesInSuite::anAbsolutePathInThePrefixSiblingIsRefused))
-                .probe(Probe.of("a-path-through-a-linked-parent-is-refused",
-                        "a write through a linked parent (out -> /etc) would land outside the working directory",
-                        FilesInSuite::aPathThroughALinkedParentIsRefused))
-                .probe(Probe.of("a-linked-destination-is-refused-not-followed",
-                        "a write onto a link would overwrite whatever the link names",
-                        FilesInSuite::aLinkedDestinationIsRefusedNotFollowed))
-                .probe(Probe.of("the-working-directory-is-refused",
-                        "writing over the working directory itself would destroy the workspace",
-                        FilesInSuite::theWorkingDirectoryIsRefused))
-                .probe(Probe.of("a-backslash-is-refused",
-                        "a backslash is never a separator; accepting it makes one path mean two things",
-                        FilesInSuite::aBackslashIsRefused))
-                .probe(Probe.of("a-plain-parent-is-not-an-escape",
-                        "a regular file where a directory is expected is 'not a directory', not an escape and "
-                                + "not replaced",
-                        FilesInSuite::aPlainParentIsNotAnEscape))
-                .probe(Probe.of("a-linked-working-directory",
-                        "a working directory that is itself a link must be refused, or every write lands outside",
-                        FilesInSuite::aLinkedWorkingDirectory))
-                .probe(Probe.of("a-linked-ancestor-of-the-working-directory",
-                        "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
-                        FilesInSuite::aLinkedAncestorOfTheWorkingDirectory))
-                .probe(Probe.of("planted-links-lead-outside",
-                        "the links these probes plant must really reach outside, or the refusals above prove nothing",
-                        FilesInSuite::plantedLinksLeadOutside))
+        return Suite.files(NAME, Capability.FILES_IN)
+                .probes(
+                        Probe.of("a-write-lands-and-reads-back",
+                                "a write to an absolute path inside the working directory must land there, byte for "
+                                        + "byte",
+                                FilesInSuite::aWriteLandsAndReadsBack),
+                        Probe.of("bytes-survive-the-round-trip",
+                                "binary content (UTF-8 and bytes 1..127) must land verbatim, never re-encoded",
+                                FilesInSuite::bytesSurviveTheRoundTrip),
+                        Probe.of("string-content-is-utf8",
+                                "text is written as UTF-8 whatever the host's locale",
+                                FilesInSuite::stringContentIsUtf8),
+                        Probe.of("a-second-write-replaces",
+                                "a second write replaces the first whole: no append, no stale tail of a longer first "
+                                        + "write",
+                                FilesInSuite::aSecondWriteReplaces),
+                        Probe.of("parents-are-created",
+                                "missing parent directories are created",
+                                FilesInSuite::parentsAreCreated),
+                        Probe.of("dot-dot-landing-inside-is-accepted",
+                                "a '..' that lands inside the working directory is not an escape: refusing it "
+                                        + "over-confines",
+                                FilesInSuite::dotDotLandingInsideIsAccepted),
+                        Probe.of("a-path-outside-is-refused",
+                                "a relative path climbing into the prefix-sharing sibling must be refused and land "
+                                        + "nothing",
+                                FilesInSuite::aPathOutsideIsRefused),
+                        Probe.of("an-absolute-path-in-the-prefix-sibling-is-refused",
+                                "'<wd>-outside/x' starts with the working directory's spelling; a string-prefix check "
+                                        + "admits it",
+                                FilesInSuite::anAbsolutePathInThePrefixSiblingIsRefused),
+                        Probe.of("a-path-through-a-linked-parent-is-refused",
+                                "a write through a linked parent (out -> /etc) would land outside the working "
+                                        + "directory",
+                                FilesInSuite::aPathThroughALinkedParentIsRefused),
+                        Probe.of("a-linked-destination-is-refused-not-followed",
+                                "a write onto a link would overwrite whatever the link names",
+                                FilesInSuite::aLinkedDestinationIsRefusedNotFollowed),
+                        Probe.of("the-working-directory-is-refused",
+                                "writing over the working directory itself would destroy the workspace",
+                                FilesInSuite::theWorkingDirectoryIsRefused),
+                        Probe.of("a-backslash-is-refused",
+                                "a backslash is never a separator; accepting it makes one path mean two things",
+                                FilesInSuite::aBackslashIsRefused),
+                        Probe.of("a-plain-parent-is-not-an-escape",
+                                "a regular file where a directory is expected is 'not a directory', not an escape and "
+                                        + "not replaced",
+                                FilesInSuite::aPlainParentIsNotAnEscape),
+                        Probe.of("a-linked-working-directory",
+                                "a working directory that is itself a link must be refused, or every write lands "
+                                        + "outside",
+                                FilesInSuite::aLinkedWorkingDirectory),
+                        Probe.of("a-linked-ancestor-of-the-working-directory",
+                                "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
+                                FilesInSuite::aLinkedAncestorOfTheWorkingDirectory),
+                        Probe.of("planted-links-lead-outside",
+                                "the links these probes plant must really reach outside, or the refusals above prove "
+                                        + "nothing",
+                                FilesInSuite::plantedLinksLeadOutside))
                 .build();
     }
 
@@ -201,48 +207,41 @@ public final class FilesInSuite {
     }
 
     private static void aLinkedWorkingDirectory(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String link = paths.in("linked-wd");
-        String realDirectory = paths.in("real-wd");
-        context.guest().plantDirectory(paths.outside());
-        context.guest().plantSymlink(link, paths.outside());
-        context.guest().plantDirectory(realDirectory);
-        context.sandbox().writeFile("landed-via-wd.txt", CONTROL, realDirectory);
-        holds(context, realDirectory + "/landed-via-wd.txt", CONTROL, "the control write in a real working directory");
-        Check.refusedWith(SandboxPathNotConfined.class, "writing landed-via-wd.txt with the working directory "
-                + link, () -> context.sandbox().writeFile("landed-via-wd.txt", ATTACK, link));
-        absent(context, paths.outside() + "/landed-via-wd.txt", "the refused write landed through the linked "
-                + "working directory");
-        stillALink(context, link);
+        writeUnderALinkIsRefused(context, "linked-wd", "real-wd", "", "landed-via-wd.txt",
+                "the control write in a real working directory",
+                "the refused write landed through the linked working directory");
     }
 
     private static void aLinkedAncestorOfTheWorkingDirectory(ProbeContext context) {
+        writeUnderALinkIsRefused(context, "linked-ancestor", "real-ancestor", "/sub", "landed-via-ancestor.txt",
+                "the control write under a real ancestor", "the refused write landed under the linked ancestor");
+    }
+
+    /**
+     * Plants {@code linkName -> <outside>} and the directories {@code <outside><below>} and
+     * {@code realName<below>}; the positive control writes {@code name} in the real one. A write of
+     * {@code name} with the working directory {@code linkName<below>} must then be refused and land
+     * nothing outside, and the link stay.
+     */
+    private static void writeUnderALinkIsRefused(ProbeContext context, String linkName, String realName,
+            String below, String name, String controlWhat, String landedWhat) {
         ConformancePaths paths = context.paths();
-        String link = paths.in("linked-ancestor");
-        String realDirectory = paths.in("real-ancestor/sub");
-        context.guest().plantDirectory(paths.outside() + "/sub");
+        String link = paths.in(linkName);
+        String realDirectory = paths.in(realName + below);
+        context.guest().plantDirectory(paths.outside() + below);
         context.guest().plantSymlink(link, paths.outside());
         context.guest().plantDirectory(realDirectory);
-        context.sandbox().writeFile("landed-via-ancestor.txt", CONTROL, realDirectory);
-        holds(context, realDirectory + "/landed-via-ancestor.txt", CONTROL, "the control write under a real "
-                + "ancestor");
-        String linkedWorkingDirectory = link + "/sub";
-        Check.refusedWith(SandboxPathNotConfined.class, "writing landed-via-ancestor.txt with the working directory "
-                + linkedWorkingDirectory,
-                () -> context.sandbox().writeFile("landed-via-ancestor.txt", ATTACK, linkedWorkingDirectory));
-        absent(context, paths.outside() + "/sub/landed-via-ancestor.txt", "the refused write landed under the "
-                + "linked ancestor");
+        context.sandbox().writeFile(name, CONTROL, realDirectory);
+        holds(context, realDirectory + "/" + name, CONTROL, controlWhat);
+        String linkedWorkingDirectory = link + below;
+        Check.refusedWith(SandboxPathNotConfined.class, "writing " + name + " with the working directory "
+                + linkedWorkingDirectory, () -> context.sandbox().writeFile(name, ATTACK, linkedWorkingDirectory));
+        absent(context, paths.outside() + below + "/" + name, landedWhat);
         stillALink(context, link);
     }
 
     private static void plantedLinksLeadOutside(ProbeContext context) {
-        ConformancePaths paths = context.paths();
-        String target = paths.outside() + "/reached.txt";
-        context.guest().plantFile(target, KNOWN);
-        context.guest().plantSymlink(paths.in("reaching-dir"), paths.outside());
-        context.guest().plantSymlink(paths.in("reaching-file"), target);
-        FileProbes.leadsOutside(context, paths.in("reaching-dir/reached.txt"), KNOWN);
-        FileProbes.leadsOutside(context, paths.in("reaching-file"), KNOWN);
+        FileProbes.plantedLinksLeadOutside(context, "reached.txt", KNOWN);
     }
 
     /** The positive control: a plain write in the working directory lands (relative or absolute path). */

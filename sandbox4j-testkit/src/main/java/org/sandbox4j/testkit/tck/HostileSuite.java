@@ -126,50 +126,54 @@ public final class HostileSuite {
                 .gate(Capability.EXEC, Capability.FILES_IN)
                 .shape((spec, target) -> spec.filesIn(new TransferLimits(FILE_CAP, 4 * FILE_CAP, 8))
                         .filesOut(new TransferLimits(FILE_CAP, 4 * FILE_CAP, 8)))
-                .probe(Probe.of("an-oversize-write-is-refused-whole",
-                        "a write larger than the spec's files_in per-file cap must be refused before any byte moves, "
-                                + "and one exactly at the cap must land; otherwise a caller fills the host's disk "
-                                + "whatever the spec says",
-                        HostileSuite::anOversizeWriteIsRefusedWhole))
-                .probe(Probe.of("an-oversize-read-is-refused-whatever-the-caller-allows",
-                        "a read of a file larger than the spec's files_out per-file cap must be refused whole even "
-                                + "when the caller's maxBytes is Long.MAX_VALUE; otherwise a guest's big file "
-                                + "exhausts the host's heap",
-                        Set.of(Capability.FILES_OUT),
-                        HostileSuite::anOversizeReadIsRefusedWhateverTheCallerAllows))
-                .probe(Probe.of("a-huge-directory-is-refused-whole",
-                        "listing a directory with more entries than one listing may hold (HostCeilings) must be "
-                                + "refused whole with SandboxTransferCapExceeded; otherwise a guest exhausts the "
-                                + "host's heap with empty files",
-                        Set.of(Capability.FILES_LIST),
-                        HostileSuite::aHugeDirectoryIsRefusedWhole))
-                .probe(Probe.of("a-fifo-swapped-in-never-blocks-the-host",
-                        "while the guest swaps a FIFO in for a file and a directory, every host stat, read, list "
-                                + "and write of those names must return (a result or a typed refusal) within "
-                                + CALL_BOUND.toSeconds() + " s; otherwise a guest hangs host threads for good",
-                        Set.of(Capability.FILES_OUT, Capability.FILES_LIST),
-                        HostileSuite::aFifoSwappedInNeverBlocksTheHost))
-                .probe(Probe.of("a-disposal-during-an-exec-stops-it-and-follows-no-link",
-                        "disposing of a sandbox whose guest keeps swapping a directory for a link to a host decoy "
-                                + "must stop the guest, end the exec with SandboxDisposed (not an exit code), leave "
-                                + "every decoy file and its mode alone, and leave nothing for a re-acquire",
-                        HostileSuite::aDisposalDuringAnExecStopsItAndFollowsNoLink))
-                .probe(Probe.of("a-disk-bomb-is-stopped-at-the-bound",
-                        "a guest writing past the backend's storage bound, in its working directory and in /tmp, "
-                                + "must be stopped at the bound (a write fails), and the sandbox must work afterwards; "
-                                + "otherwise a guest fills the host's disk or memory",
-                        HostileSuite::aDiskBombIsStoppedAtTheBound))
-                .probe(Probe.of("bad-input-gets-a-documented-type-and-guest-names-are-escaped",
-                        "a null, lone-surrogate or NUL path or working directory must be refused as "
-                                + "SandboxPathNotConfined, null content and a negative maxBytes as "
-                                + "IllegalArgumentException, by every file method; a refusal naming a guest-made "
-                                + "name must carry no control, separator or bidi character; otherwise a caller gets "
-                                + "an untyped crash, and a guest forges log lines",
-                        HostileSuite::badInputGetsADocumentedTypeAndGuestNamesAreEscaped))
-                .probe(Probe.of("a-tree-deeper-than-any-path-is-disposed-of",
-                        "a sandbox holding a directory chain " + DEEP_LEVELS + " levels deep must be disposed of "
-                                + "whole: a re-acquire starts empty; otherwise path-based clean-up leaves it behind",
-                        HostileSuite::aTreeDeeperThanAnyPathIsDisposedOf))
+                .probes(
+                        Probe.of("an-oversize-write-is-refused-whole",
+                                "a write larger than the spec's files_in per-file cap must be refused before any byte "
+                                        + "moves, and one exactly at the cap must land; otherwise a caller fills the "
+                                        + "host's disk whatever the spec says",
+                                HostileSuite::anOversizeWriteIsRefusedWhole),
+                        Probe.of("an-oversize-read-is-refused-whatever-the-caller-allows",
+                                "a read of a file larger than the spec's files_out per-file cap must be refused whole "
+                                        + "even when the caller's maxBytes is Long.MAX_VALUE; otherwise a guest's big "
+                                        + "file exhausts the host's heap",
+                                Set.of(Capability.FILES_OUT),
+                                HostileSuite::anOversizeReadIsRefusedWhateverTheCallerAllows),
+                        Probe.of("a-huge-directory-is-refused-whole",
+                                "listing a directory with more entries than one listing may hold (HostCeilings) must "
+                                        + "be refused whole with SandboxTransferCapExceeded; otherwise a guest "
+                                        + "exhausts the host's heap with empty files",
+                                Set.of(Capability.FILES_LIST),
+                                HostileSuite::aHugeDirectoryIsRefusedWhole),
+                        Probe.of("a-fifo-swapped-in-never-blocks-the-host",
+                                "while the guest swaps a FIFO in for a file and a directory, every host stat, read, "
+                                        + "list and write of those names must return (a result or a typed refusal) "
+                                        + "within " + CALL_BOUND.toSeconds() + " s; otherwise a guest hangs host "
+                                        + "threads for good",
+                                Set.of(Capability.FILES_OUT, Capability.FILES_LIST),
+                                HostileSuite::aFifoSwappedInNeverBlocksTheHost),
+                        Probe.of("a-disposal-during-an-exec-stops-it-and-follows-no-link",
+                                "disposing of a sandbox whose guest keeps swapping a directory for a link to a host "
+                                        + "decoy must stop the guest, end the exec with SandboxDisposed (not an exit "
+                                        + "code), leave every decoy file and its mode alone, and leave nothing for a "
+                                        + "re-acquire",
+                                HostileSuite::aDisposalDuringAnExecStopsItAndFollowsNoLink),
+                        Probe.of("a-disk-bomb-is-stopped-at-the-bound",
+                                "a guest writing past the backend's storage bound, in its working directory and in "
+                                        + "/tmp, must be stopped at the bound (a write fails), and the sandbox must "
+                                        + "work afterwards; otherwise a guest fills the host's disk or memory",
+                                HostileSuite::aDiskBombIsStoppedAtTheBound),
+                        Probe.of("bad-input-gets-a-documented-type-and-guest-names-are-escaped",
+                                "a null, lone-surrogate or NUL path or working directory must be refused as "
+                                        + "SandboxPathNotConfined, null content and a negative maxBytes as "
+                                        + "IllegalArgumentException, by every file method; a refusal naming a "
+                                        + "guest-made name must carry no control, separator or bidi character; "
+                                        + "otherwise a caller gets an untyped crash, and a guest forges log lines",
+                                HostileSuite::badInputGetsADocumentedTypeAndGuestNamesAreEscaped),
+                        Probe.of("a-tree-deeper-than-any-path-is-disposed-of",
+                                "a sandbox holding a directory chain " + DEEP_LEVELS + " levels deep must be disposed "
+                                        + "of whole: a re-acquire starts empty; otherwise path-based clean-up leaves "
+                                        + "it behind",
+                                HostileSuite::aTreeDeeperThanAnyPathIsDisposedOf))
                 .build();
     }
 
@@ -288,10 +292,9 @@ public final class HostileSuite {
      */
     private static void aDisposalDuringAnExecStopsItAndFollowsNoLink(ProbeContext context) throws Exception {
         Path decoy = decoy();
-        SandboxKey key = ProbeSandboxes.freshKey("hostile-dispose");
-        try {
-            ProbeSandboxes.Placed placed = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+        try (ProbeSandboxes.FreshKey fresh = ProbeSandboxes.fresh(context, "hostile-dispose")) {
+            SandboxKey key = fresh.key();
+            ProbeSandboxes.Placed placed = fresh.acquire(context);
             String swapper = String.join("\n",
                     "cd \"$1\" || exit 1",
                     "mkdir victim && i=0; while [ \"$i\" -lt 50 ]; do : > \"victim/f$i\"; i=$((i+1)); done",
@@ -322,13 +325,11 @@ public final class HostileSuite {
             Check.that(ended instanceof SandboxDisposed, "the exec in flight ended with " + ErrorDetail.of(ended)
                     + ", not SandboxDisposed");
             assertDecoyIntact(decoy);
-            ProbeSandboxes.Placed again = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+            ProbeSandboxes.Placed again = fresh.acquire(context);
             Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("victim"))
                     && !context.target().guestSide(again.sandbox()).exists(again.in("aside")),
                     "a re-acquire after the disposal still holds the disposed sandbox's files");
         } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
             deleteDecoy(decoy);
         }
     }
@@ -421,23 +422,18 @@ public final class HostileSuite {
     }
 
     private static void aTreeDeeperThanAnyPathIsDisposedOf(ProbeContext context) {
-        SandboxKey key = ProbeSandboxes.freshKey("hostile-deep");
-        try {
-            ProbeSandboxes.Placed placed = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+        try (ProbeSandboxes.FreshKey fresh = ProbeSandboxes.fresh(context, "hostile-deep")) {
+            ProbeSandboxes.Placed placed = fresh.acquire(context);
             ExecResult made = placed.sandbox().exec(List.of("sh", "-c", DEEP_TREE, "deep", placed.workingDirectory(),
                     Integer.toString(DEEP_LEVELS / 2)), placed.workingDirectory(), context.execTimeout());
             Check.that(made.exitCode() == 0, "positive control: the guest could not make a tree " + DEEP_LEVELS
                     + " levels deep: " + made.stderrText());
 
-            context.backend().dispose(key);
+            context.backend().dispose(fresh.key());
 
-            ProbeSandboxes.Placed again = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+            ProbeSandboxes.Placed again = fresh.acquire(context);
             Check.that(!context.target().guestSide(again.sandbox()).exists(again.in("deep")),
                     "a re-acquire after disposing of a deep tree still holds it");
-        } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
         }
     }
 

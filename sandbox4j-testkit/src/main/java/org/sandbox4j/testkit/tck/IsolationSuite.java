@@ -70,31 +70,33 @@ public final class IsolationSuite {
         return Suite.builder(NAME)
                 .gate(Capability.EXEC)
                 .minimumRung(Isolation.CONTAINER)
-                .probe(Probe.of("a-host-file-is-unreadable",
-                        "a file on the host, outside anything the backend mounts, must not be readable from the "
-                                + "guest; a container that sees the host's file system is no boundary",
-                        IsolationSuite::aHostFileIsUnreadable))
-                .probe(Probe.of("a-host-process-is-invisible",
-                        "a host process must not be visible in the guest's /proc (its command line carries "
-                                + "secrets, and a visible process can be signalled or traced)",
-                        IsolationSuite::aHostProcessIsInvisible))
-                .probe(Probe.of("the-guest-holds-no-capabilities",
-                        "the guest's effective, permitted and ambient capability sets must be empty, and a uid 0 "
-                                + "guest must be mapped in a user namespace",
-                        IsolationSuite::theGuestHoldsNoCapabilities))
-                .probe(Probe.of("the-guest-cannot-gain-privileges",
-                        "no_new_privs must be set, so no setuid binary or file capability raises the guest's "
-                                + "privileges",
-                        IsolationSuite::theGuestCannotGainPrivileges))
-                .probe(Probe.of("writes-outside-the-workspace-do-not-persist",
-                        "a write outside the workspace must not survive into the next exec (unless the target "
-                                + "declares a persistent root); otherwise one call plants what the next one runs",
-                        IsolationSuite::writesOutsideTheWorkspaceDoNotPersist))
-                .probe(Probe.of("a-fork-bomb-is-contained",
-                        "a guest starting " + FORK_BOMB_PROCESSES + " processes must hit the backend's process "
-                                + "limit first, and the sandbox must work afterwards; otherwise one guest exhausts "
-                                + "the host's process table",
-                        IsolationSuite::aForkBombIsContained))
+                .probes(
+                        Probe.of("a-host-file-is-unreadable",
+                                "a file on the host, outside anything the backend mounts, must not be readable from "
+                                        + "the guest; a container that sees the host's file system is no boundary",
+                                IsolationSuite::aHostFileIsUnreadable),
+                        Probe.of("a-host-process-is-invisible",
+                                "a host process must not be visible in the guest's /proc (its command line carries "
+                                        + "secrets, and a visible process can be signalled or traced)",
+                                IsolationSuite::aHostProcessIsInvisible),
+                        Probe.of("the-guest-holds-no-capabilities",
+                                "the guest's effective, permitted and ambient capability sets must be empty, and a "
+                                        + "uid 0 guest must be mapped in a user namespace",
+                                IsolationSuite::theGuestHoldsNoCapabilities),
+                        Probe.of("the-guest-cannot-gain-privileges",
+                                "no_new_privs must be set, so no setuid binary or file capability raises the guest's "
+                                        + "privileges",
+                                IsolationSuite::theGuestCannotGainPrivileges),
+                        Probe.of("writes-outside-the-workspace-do-not-persist",
+                                "a write outside the workspace must not survive into the next exec (unless the target "
+                                        + "declares a persistent root); otherwise one call plants what the next one "
+                                        + "runs",
+                                IsolationSuite::writesOutsideTheWorkspaceDoNotPersist),
+                        Probe.of("a-fork-bomb-is-contained",
+                                "a guest starting " + FORK_BOMB_PROCESSES + " processes must hit the backend's "
+                                        + "process limit first, and the sandbox must work afterwards; otherwise one "
+                                        + "guest exhausts the host's process table",
+                                IsolationSuite::aForkBombIsContained))
                 .build();
     }
 

@@ -54,72 +54,63 @@ public final class LifecycleSuite {
     public static Suite suite() {
         return Suite.builder(NAME)
                 .gate(Capability.EXEC, Capability.FILES_IN)
-                .probe(Probe.of("a-second-acquire-reuses-the-sandbox",
-                        "a second acquire of the same key and kind must return the warm sandbox; otherwise every "
-                                + "tool call starts cold and loses what the last one wrote",
-                        LifecycleSuite::warmReuse))
-                .probe(Probe.of("another-kind-gets-another-sandbox",
-                        "one key acquired for two kinds must give two sandboxes; sharing one would run a workload "
-                                + "under another kind's image and egress policy",
-                        LifecycleSuite::anotherKind))
-                .probe(Probe.of("another-conversation-gets-another-sandbox",
-                        "another conversation must get its own sandbox and never see this one's files",
-                        LifecycleSuite::anotherConversation))
-                .probe(Probe.of("racing-acquires-create-one-sandbox",
-                        RACING_ACQUIRES + " concurrent acquires of one fresh key must create exactly one sandbox; "
-                                + "tool calls of one assistant message race, and a double create leaks a sandbox "
-                                + "and splits the conversation's files",
-                        LifecycleSuite::racingAcquires))
-                .probe(Probe.of("dispose-removes-the-sandbox",
-                        "dispose(key) must remove every kind's sandbox for the key (a re-acquire starts empty) and "
-                                + "leave other keys' sandboxes alone",
-                        LifecycleSuite::disposeRemoves))
-                .probe(Probe.of("dispose-scope-from-another-instance",
-                        "disposeScope on a freshly constructed backend instance must find and remove the "
-                                + "conversation's sandboxes another instance created, and spare other conversations; "
-                                + "a purge answered from process memory leaks every sandbox made by another replica "
-                                + "or before a restart",
-                        LifecycleSuite::disposeScopeFromAnotherInstance))
+                .probes(
+                        Probe.of("a-second-acquire-reuses-the-sandbox",
+                                "a second acquire of the same key and kind must return the warm sandbox; otherwise "
+                                        + "every tool call starts cold and loses what the last one wrote",
+                                LifecycleSuite::warmReuse),
+                        Probe.of("another-kind-gets-another-sandbox",
+                                "one key acquired for two kinds must give two sandboxes; sharing one would run a "
+                                        + "workload under another kind's image and egress policy",
+                                LifecycleSuite::anotherKind),
+                        Probe.of("another-conversation-gets-another-sandbox",
+                                "another conversation must get its own sandbox and never see this one's files",
+                                LifecycleSuite::anotherConversation),
+                        Probe.of("racing-acquires-create-one-sandbox",
+                                RACING_ACQUIRES + " concurrent acquires of one fresh key must create exactly one "
+                                        + "sandbox; tool calls of one assistant message race, and a double create "
+                                        + "leaks a sandbox and splits the conversation's files",
+                                LifecycleSuite::racingAcquires),
+                        Probe.of("dispose-removes-the-sandbox",
+                                "dispose(key) must remove every kind's sandbox for the key (a re-acquire starts "
+                                        + "empty) and leave other keys' sandboxes alone",
+                                LifecycleSuite::disposeRemoves),
+                        Probe.of("dispose-scope-from-another-instance",
+                                "disposeScope on a freshly constructed backend instance must find and remove the "
+                                        + "conversation's sandboxes another instance created, and spare other "
+                                        + "conversations; a purge answered from process memory leaks every sandbox "
+                                        + "made by another replica or before a restart",
+                                LifecycleSuite::disposeScopeFromAnotherInstance))
                 .build();
     }
 
     private static void warmReuse(ProbeContext context) {
-        SandboxKey key = ProbeSandboxes.freshKey("warm");
-        try {
-            ProbeSandboxes.Placed first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+        try (ProbeSandboxes.FreshKey warm = ProbeSandboxes.fresh(context, "warm")) {
+            ProbeSandboxes.Placed first = warm.acquire(context);
             String path = first.in("warm.txt");
             first.writeFile("warm.txt", FIRST);
             Check.equal(FIRST, context.target().guestSide(first.sandbox()).read(path),
                     "positive control: the file as the first handle's guest side reads it");
-            Sandbox second = context.backend().acquire(key, context.spec());
+            Sandbox second = context.backend().acquire(warm.key(), context.spec());
             GuestSide again = context.target().guestSide(second);
             Check.that(again.isRegularFile(path), "the second acquire of the same key and kind does not see "
                     + path + ", written through the first: it is not the warm sandbox");
             Check.equal(FIRST, again.read(path), "the file as the second acquire sees it");
-        } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
         }
     }
 
     private static void anotherKind(ProbeContext context) {
-        SandboxKey key = ProbeSandboxes.freshKey("kinds");
-        try {
-            assertSeparate(context, key, context.spec(), key, ProbeSandboxes.ofKind(context, OTHER_KIND),
-                    "kind '" + OTHER_KIND + "' of the same key");
-        } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
+        try (ProbeSandboxes.FreshKey kinds = ProbeSandboxes.fresh(context, "kinds")) {
+            assertSeparate(context, kinds.key(), context.spec(), kinds.key(),
+                    ProbeSandboxes.ofKind(context, OTHER_KIND), "kind '" + OTHER_KIND + "' of the same key");
         }
     }
 
     private static void anotherConversation(ProbeContext context) {
-        SandboxKey key = ProbeSandboxes.freshKey("mine");
-        SandboxKey other = ProbeSandboxes.freshKey("theirs");
-        try {
-            assertSeparate(context, key, context.spec(), other, context.spec(), "another conversation");
-        } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
-            ProbeSandboxes.disposeQuietly(context.backend(), other);
+        // Closed in reverse: mine is disposed of first.
+        try (ProbeSandboxes.FreshKey theirs = ProbeSandboxes.fresh(context, "theirs");
+                ProbeSandboxes.FreshKey mine = ProbeSandboxes.fresh(context, "mine")) {
+            assertSeparate(context, mine.key(), context.spec(), theirs.key(), context.spec(), "another conversation");
         }
     }
 
@@ -212,18 +203,17 @@ public final class LifecycleSuite {
     }
 
     private static void disposeRemoves(ProbeContext context) {
-        SandboxKey key = ProbeSandboxes.freshKey("dispose");
-        SandboxKey bystander = ProbeSandboxes.freshKey("bystander");
         SandboxSpec otherKind = ProbeSandboxes.ofKind(context, OTHER_KIND);
-        try {
-            ProbeSandboxes.Placed first = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
-                    context.spec());
+        // Closed in reverse: the disposed key goes before the bystander.
+        try (ProbeSandboxes.FreshKey bystander = ProbeSandboxes.fresh(context, "bystander");
+                ProbeSandboxes.FreshKey disposed = ProbeSandboxes.fresh(context, "dispose")) {
+            SandboxKey key = disposed.key();
+            ProbeSandboxes.Placed first = disposed.acquire(context);
             first.writeFile("doomed.txt", FIRST);
             ProbeSandboxes.Placed second = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(), key,
                     otherKind);
             second.writeFile("doomed.txt", OTHER);
-            ProbeSandboxes.Placed spared = ProbeSandboxes.acquireWithWorkingDirectory(context, context.backend(),
-                    bystander, context.spec());
+            ProbeSandboxes.Placed spared = bystander.acquire(context);
             spared.writeFile("kept.txt", OTHER);
             Check.that(context.target().guestSide(first.sandbox()).isRegularFile(first.in("doomed.txt"))
                     && context.target().guestSide(second.sandbox()).isRegularFile(second.in("doomed.txt")),
@@ -241,9 +231,6 @@ public final class LifecycleSuite {
                     + "of kind '" + OTHER_KIND + "' still sees " + doomedOther + ": dispose removed only one kind");
             Check.equal(OTHER, context.target().guestSide(spared.sandbox()).read(spared.in("kept.txt")),
                     "another key's file after dispose(key) (it must be spared)");
-        } finally {
-            ProbeSandboxes.disposeQuietly(context.backend(), key);
-            ProbeSandboxes.disposeQuietly(context.backend(), bystander);
         }
     }
 

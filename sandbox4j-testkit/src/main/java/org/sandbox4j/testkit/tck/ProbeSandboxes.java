@@ -31,6 +31,31 @@ final class ProbeSandboxes {
         return new SandboxKey(Conformance.SCOPE, freshThread(label), Conformance.KIND);
     }
 
+    /** A {@link FreshKey} of {@code context}'s backend. */
+    static FreshKey fresh(ProbeContext context, String label) {
+        return new FreshKey(context.backend(), freshKey(label));
+    }
+
+    /**
+     * A fresh key of a probe's own, disposed of quietly on close, so the probe's sandbox goes
+     * whatever its verdict and clean-up never replaces that verdict.
+     *
+     * @param backend the instance the key's sandboxes are acquired from and disposed of by
+     * @param key     a key in {@link Conformance#SCOPE} for a fresh conversation
+     */
+    record FreshKey(SandboxBackend backend, SandboxKey key) implements AutoCloseable {
+
+        /** Acquires the key with the suite's spec, its working directory made. */
+        Placed acquire(ProbeContext context) {
+            return acquireWithWorkingDirectory(context, backend, key, context.spec());
+        }
+
+        @Override
+        public void close() {
+            disposeQuietly(backend, key);
+        }
+    }
+
     /** The suite's spec with another kind: built the way the runner builds it, through the target. */
     static SandboxSpec ofKind(ProbeContext context, String kind) {
         SandboxSpec suiteSpec = context.spec();
@@ -80,12 +105,17 @@ final class ProbeSandboxes {
 
     /** Disposes of the key and its conversation; a failure is logged, never raised (clean-up must not mask a verdict). */
     static void disposeQuietly(SandboxBackend backend, SandboxKey key) {
+        disposeQuietly(backend, key, "a probe's sandbox");
+    }
+
+    /** {@link #disposeQuietly(SandboxBackend, SandboxKey)}, the log naming the sandbox as {@code which}. */
+    static void disposeQuietly(SandboxBackend backend, SandboxKey key, String which) {
         try {
             backend.dispose(key);
             backend.disposeScope(key.scope(), key.threadId());
         } catch (RuntimeException failure) {
-            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "' failed to dispose of a probe's sandbox "
-                    + "(its dispose must never throw): " + ErrorDetail.of(failure));
+            LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "' failed to dispose of " + which
+                    + " (its dispose must never throw): " + ErrorDetail.of(failure));
         }
     }
 }

@@ -1,6 +1,5 @@
 package org.sandbox4j.testkit.tck;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -52,30 +51,32 @@ public final class ReclaimSuite {
     public static Suite suite() {
         Suite.Builder suite = Suite.builder(NAME)
                 .gate(Capability.EXEC, Capability.FILES_IN)
-                .probe(Probe.of("a-call-path-is-removed",
-                        "positive control: a call's own path under the working directory must go, tree and all, "
-                                + "and its prefix-sharing sibling must stay; otherwise a later call reads what this "
-                                + "one left",
-                        ReclaimSuite::aCallPathIsRemoved))
-                .probe(Probe.of("a-missing-path-is-not-a-failure",
-                        "a call that asked for a path and wrote nothing must reclaim cleanly, not report a loss",
-                        ReclaimSuite::aMissingPath))
-                .probe(Probe.of("an-absent-working-directory-is-not-a-failure",
-                        "a call's working directory may be gone, or never made, by clean-up time, so the removal "
-                                + "must not need it to exist (it runs from /)",
-                        ReclaimSuite::anAbsentWorkingDirectory))
-                .probe(Probe.of("the-working-directory-is-refused",
-                        "the working directory itself, however spelled, must never be removed: that wipes every "
-                                + "call's files at once",
-                        ReclaimSuite::theWorkingDirectoryIsRefused))
-                .probe(Probe.of("a-path-outside-is-refused",
-                        "a path outside the working directory (climbing out, absolute, or the prefix-sharing "
-                                + "sibling) must be refused and left intact",
-                        ReclaimSuite::aPathOutsideIsRefused))
-                .probe(Probe.of("a-path-too-close-to-the-root-is-refused",
-                        "a path one component from the root must be refused whatever working directory "
-                                + "admitted it: clean-up must never become an outage",
-                        ReclaimSuite::tooCloseToTheRoot));
+                .probes(
+                        Probe.of("a-call-path-is-removed",
+                                "positive control: a call's own path under the working directory must go, tree and "
+                                        + "all, and its prefix-sharing sibling must stay; otherwise a later call "
+                                        + "reads what this one left",
+                                ReclaimSuite::aCallPathIsRemoved),
+                        Probe.of("a-missing-path-is-not-a-failure",
+                                "a call that asked for a path and wrote nothing must reclaim cleanly, not report a "
+                                        + "loss",
+                                ReclaimSuite::aMissingPath),
+                        Probe.of("an-absent-working-directory-is-not-a-failure",
+                                "a call's working directory may be gone, or never made, by clean-up time, so the "
+                                        + "removal must not need it to exist (it runs from /)",
+                                ReclaimSuite::anAbsentWorkingDirectory),
+                        Probe.of("the-working-directory-is-refused",
+                                "the working directory itself, however spelled, must never be removed: that wipes "
+                                        + "every call's files at once",
+                                ReclaimSuite::theWorkingDirectoryIsRefused),
+                        Probe.of("a-path-outside-is-refused",
+                                "a path outside the working directory (climbing out, absolute, or the prefix-sharing "
+                                        + "sibling) must be refused and left intact",
+                                ReclaimSuite::aPathOutsideIsRefused),
+                        Probe.of("a-path-too-close-to-the-root-is-refused",
+                                "a path one component from the root must be refused whatever working directory "
+                                        + "admitted it: clean-up must never become an outage",
+                                ReclaimSuite::tooCloseToTheRoot));
         for (HostileName hostile : hostileNames()) {
             suite.probe(Probe.of(hostile.probe(), hostile.why(), context -> hostileNameIsQuoted(context, hostile)));
         }
@@ -169,36 +170,42 @@ public final class ReclaimSuite {
     }
 
     private static List<HostileName> hostileNames() {
-        String injected = ROOT_WORD_PREFIX + "injected-by-";
-        List<HostileName> names = new ArrayList<>();
-        names.add(new HostileName("a-name-with-spaces-is-quoted",
-                "a space in a call path must not split it into two removals",
-                "spaced " + ROOT_WORD_PREFIX + "second-word", List.of("spaced"), Optional.empty()));
-        names.add(new HostileName("a-glob-in-a-name-is-quoted",
-                "a '*' in a call path must not expand to its siblings",
-                "glob-*", List.of("glob-decoy"), Optional.empty()));
-        names.add(new HostileName("command-substitution-in-a-name-is-quoted",
-                "$(...) in a call path must never run",
-                "sub-$(touch " + injected + "substitution)", List.of("sub-"),
-                Optional.of(injected + "substitution")));
-        names.add(new HostileName("backticks-in-a-name-are-quoted",
-                "backticks in a call path must never run",
-                "tick-`touch " + injected + "backticks`", List.of("tick-"), Optional.of(injected + "backticks")));
-        names.add(new HostileName("a-single-quote-in-a-name-is-quoted",
-                "a single quote must not close the quoting and run what follows",
-                "quote-'; touch " + injected + "single-quote; '", List.of("quote-"),
-                Optional.of(injected + "single-quote")));
-        names.add(new HostileName("a-double-quote-in-a-name-is-quoted",
-                "a double quote must not close the quoting and run what follows",
-                "dquote-\"; touch " + injected + "double-quote; \"", List.of("dquote-"),
-                Optional.of(injected + "double-quote")));
-        names.add(new HostileName("a-newline-in-a-name-is-quoted",
-                "a newline must not end the removal and start a command",
-                "line-\ntouch " + injected + "newline", List.of("line-"), Optional.of(injected + "newline")));
-        names.add(new HostileName("a-leading-dash-in-a-name-is-quoted",
-                "a leading dash must not be read as an option, nor be dropped",
-                "-rf", List.of("rf"), Optional.empty()));
-        return List.copyOf(names);
+        return List.of(
+                inert("a-name-with-spaces-is-quoted", "a space in a call path must not split it into two removals",
+                        "spaced " + ROOT_WORD_PREFIX + "second-word", "spaced"),
+                inert("a-glob-in-a-name-is-quoted", "a '*' in a call path must not expand to its siblings",
+                        "glob-*", "glob-decoy"),
+                injecting("command-substitution-in-a-name-is-quoted", "$(...) in a call path must never run",
+                        "sub-", "$(", "substitution", ")"),
+                injecting("backticks-in-a-name-are-quoted", "backticks in a call path must never run",
+                        "tick-", "`", "backticks", "`"),
+                injecting("a-single-quote-in-a-name-is-quoted",
+                        "a single quote must not close the quoting and run what follows",
+                        "quote-", "'; ", "single-quote", "; '"),
+                injecting("a-double-quote-in-a-name-is-quoted",
+                        "a double quote must not close the quoting and run what follows",
+                        "dquote-", "\"; ", "double-quote", "; \""),
+                injecting("a-newline-in-a-name-is-quoted", "a newline must not end the removal and start a command",
+                        "line-", "\n", "newline", ""),
+                inert("a-leading-dash-in-a-name-is-quoted",
+                        "a leading dash must not be read as an option, nor be dropped", "-rf", "rf"));
+    }
+
+    /** A hostile name that runs nothing even unquoted; {@code decoy} is what a lost quoting would remove instead. */
+    private static HostileName inert(String probe, String why, String name, String decoy) {
+        return new HostileName(probe, why, name, List.of(decoy), Optional.empty());
+    }
+
+    /**
+     * A hostile name {@code decoy + opening + "touch <marker>" + closing}: a lost quoting removes
+     * {@code decoy} and runs the {@code touch}, which plants {@code sandbox4j-tck-injected-by-<what>}
+     * at the guest's root.
+     */
+    private static HostileName injecting(String probe, String why, String decoy, String opening, String what,
+            String closing) {
+        String marker = ROOT_WORD_PREFIX + "injected-by-" + what;
+        return new HostileName(probe, why, decoy + opening + "touch " + marker + closing, List.of(decoy),
+                Optional.of(marker));
     }
 
     private static void hostileNameIsQuoted(ProbeContext context, HostileName hostile) {

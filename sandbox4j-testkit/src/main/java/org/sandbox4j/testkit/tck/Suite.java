@@ -76,6 +76,22 @@ public record Suite(
     }
 
     /**
+     * The preamble every file suite shares: it is tested on a backend that declares the one file
+     * method it attacks, and checks shape only (kinds, refusals, what is stored).
+     */
+    public static Builder files(String name, Capability method) {
+        return builder(name).checksShapeOnly().gate(method);
+    }
+
+    /**
+     * The preamble every egress suite shares: it runs commands ({@link Capability#EXEC}), is tested
+     * only on a backend that enforces {@code mode}, and acquires its sandbox with that mode.
+     */
+    public static Builder egress(String name, Egress mode) {
+        return builder(name).gate(Capability.EXEC).egressModes(mode).shape((spec, target) -> spec.egress(mode));
+    }
+
+    /**
      * Why this backend cannot be tested by this suite, or empty when it can.
      */
     public Optional<String> ineligibility(BackendDeclarations declared, ConformanceTarget target) {
@@ -154,8 +170,10 @@ public record Suite(
             return this;
         }
 
+        /** Adds {@code specShape} to the spec, after whatever earlier calls added. */
         public Builder shape(SpecShape specShape) {
-            this.shape = specShape;
+            SpecShape earlier = this.shape;
+            this.shape = (spec, target) -> specShape.shape(earlier.shape(spec, target), target);
             return this;
         }
 
@@ -172,6 +190,11 @@ public record Suite(
         public Builder probes(List<Probe> more) {
             probes.addAll(more);
             return this;
+        }
+
+        /** Adds {@code more}, in order, after the probes added so far. */
+        public Builder probes(Probe... more) {
+            return probes(List.of(more));
         }
 
         public Suite build() {

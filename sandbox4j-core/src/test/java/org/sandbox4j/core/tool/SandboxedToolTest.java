@@ -25,9 +25,9 @@ import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxOutputSinkRequired;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.testkit.InMemoryBackend;
-import org.sandbox4j.testkit.InMemorySandbox;
-import org.sandbox4j.testkit.RecordedCommand;
+import org.sandbox4j.core.fakes.RecordedCommand;
+import org.sandbox4j.core.fakes.ScriptedBackend;
+import org.sandbox4j.core.fakes.ScriptedSandbox;
 
 class SandboxedToolTest {
 
@@ -36,7 +36,7 @@ class SandboxedToolTest {
     private final AtomicReference<String> thread = new AtomicReference<>("thread-1");
     private final CallerContext context = CallerContext.of(() -> "tenant", thread::get, FileListing.ALL);
 
-    private static SandboxRouter router(InMemoryBackend backend) {
+    private static SandboxRouter router(ScriptedBackend backend) {
         return SandboxRouter.builder().backend(backend).minIsolation(Isolation.NONE).build();
     }
 
@@ -64,17 +64,17 @@ class SandboxedToolTest {
 
     @Test
     void aRouterThatCannotServeTheSpecFailsConstruction() {
-        InMemoryBackend noFilesIn = InMemoryBackend.builder().capabilities(Capability.EXEC).build();
+        ScriptedBackend noFilesIn = ScriptedBackend.builder().capabilities(Capability.EXEC).build();
         assertThatThrownBy(() -> tool(router(noFilesIn), SandboxedToolTest::writeIntoCallDirectory).build())
                 .isInstanceOf(SandboxCapabilityNotSupported.class);
-        InMemoryBackend weak = InMemoryBackend.builder().isolation(Isolation.NONE).build();
+        ScriptedBackend weak = ScriptedBackend.builder().isolation(Isolation.NONE).build();
         assertThatThrownBy(() -> SandboxRouter.builder().backend(weak).build())
                 .isInstanceOf(SandboxBackendNotPermitted.class);
     }
 
     @Test
     void aSpecThatLandsOutputsNeedsASinkAndFilesOut() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         SandboxSpec lands = SPEC.toBuilder().declaredOutputs(DeclaredOutput.land("a.txt")).build();
         assertThatThrownBy(() -> SandboxedTool.builder("t", lands).router(router(backend)).context(context)
                 .agentDir("a").description("d").body(SandboxedToolTest::writeIntoCallDirectory).build())
@@ -87,7 +87,7 @@ class SandboxedToolTest {
 
     @Test
     void aMalformedSchemaOrTimeoutFailsConstruction() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         assertThatThrownBy(() -> tool(router(backend), SandboxedToolTest::writeIntoCallDirectory)
                 .parametersSchema("[1]").build()).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> tool(router(backend), SandboxedToolTest::writeIntoCallDirectory)
@@ -96,20 +96,20 @@ class SandboxedToolTest {
 
     @Test
     void theCallDirectoryIsFreshPerCallAndReclaimedAfterIt() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         SandboxTool tool = tool(router(backend), SandboxedToolTest::writeIntoCallDirectory).build().orElseThrow();
         String first = tool.call(Map.of()).text();
         String second = tool.call(Map.of()).text();
         assertThat(first).isNotEqualTo(second).startsWith(SPEC.workDir() + "/").matches(".*/[0-9a-f]{12}");
-        // The in-memory sandbox records commands rather than running them: the removal is what was asked.
-        InMemorySandbox sandbox = backend.sandbox();
+        // The scripted sandbox records commands rather than running them: the removal is what was asked.
+        ScriptedSandbox sandbox = backend.sandbox();
         assertThat(sandbox.commands()).extracting(RecordedCommand::shellLine)
                 .contains("rm -rf '" + first + "'", "rm -rf '" + second + "'");
     }
 
     @Test
     void theKeyComesFromTheContextAndAMissingThreadIsRefused() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         SandboxTool tool = tool(router(backend), SandboxedToolTest::writeIntoCallDirectory).build().orElseThrow();
         tool.call(Map.of("threadId", "someone-else"));
         assertThat(backend.keys()).extracting(k -> k.threadId()).containsExactly("thread-1");
@@ -121,7 +121,7 @@ class SandboxedToolTest {
 
     @Test
     void acquireFailuresBecomeFixedSentences() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         SandboxTool tool = tool(router(backend), SandboxedToolTest::writeIntoCallDirectory).build().orElseThrow();
         backend.setAcquireError(new IllegalStateException("HTTP 500 from https://secret.internal/token=abc"));
         assertThat(tool.call(Map.of()).text()).isEqualTo(ToolCall.UNAVAILABLE).doesNotContain("secret");
@@ -133,7 +133,7 @@ class SandboxedToolTest {
 
     @Test
     void anUnexpectedBodyFailureIsAFixedSentenceAndTheDirectoryIsStillReclaimed() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         AtomicReference<String> directory = new AtomicReference<>();
         SandboxTool tool = tool(router(backend), (call, arguments) -> {
             Sandbox sandbox = call.acquire(call.key());
@@ -149,9 +149,9 @@ class SandboxedToolTest {
 
     @Test
     void aReclaimFailureIsReportedNeverThrownOverTheResult() {
-        InMemorySandbox refusing = InMemorySandbox.builder()
+        ScriptedSandbox refusing = ScriptedSandbox.builder()
                 .output("rm -rf", ExecResult.of("", "read-only file system", 1, Duration.ZERO)).build();
-        InMemoryBackend backend = InMemoryBackend.builder().sandbox(refusing).build();
+        ScriptedBackend backend = ScriptedBackend.builder().sandbox(refusing).build();
         List<ReclaimFailure> failures = new ArrayList<>();
         SandboxTool tool = tool(router(backend), SandboxedToolTest::writeIntoCallDirectory)
                 .onReclaimFailure(failures::add).build().orElseThrow();
@@ -166,7 +166,7 @@ class SandboxedToolTest {
 
     @Test
     void aCancelledCallStillReclaimsAndStaysCancelled() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         AtomicReference<String> directory = new AtomicReference<>();
         SandboxTool tool = tool(router(backend), (call, arguments) -> {
             Sandbox sandbox = call.acquire(call.key());
@@ -188,7 +188,7 @@ class SandboxedToolTest {
 
     @Test
     void argumentsAsJsonTextMustBeAnObject() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         AtomicReference<Map<String, Object>> seen = new AtomicReference<>();
         SandboxTool tool = tool(router(backend), (call, arguments) -> {
             seen.set(arguments);
@@ -203,7 +203,7 @@ class SandboxedToolTest {
 
     @Test
     void theToolDescribesItself() {
-        InMemoryBackend backend = InMemoryBackend.builder().build();
+        ScriptedBackend backend = ScriptedBackend.builder().build();
         SandboxTool tool = tool(router(backend), SandboxedToolTest::writeIntoCallDirectory)
                 .parametersSchema("{\"type\":\"object\"}").requiresApproval(true).build().orElseThrow();
         assertThat(tool.name()).isEqualTo("probe_tool");

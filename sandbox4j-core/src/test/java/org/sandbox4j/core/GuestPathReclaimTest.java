@@ -11,8 +11,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.sandbox4j.testkit.InMemorySandbox;
-import org.sandbox4j.testkit.RecordedCommand;
+import org.sandbox4j.core.fakes.RecordedCommand;
+import org.sandbox4j.core.fakes.ScriptedSandbox;
 
 class GuestPathReclaimTest {
 
@@ -21,7 +21,7 @@ class GuestPathReclaimTest {
 
     @Test
     void aCallPathIsRemovedWithRmFromTheRoot() {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         Optional<String> reason = GuestPathReclaim.reclaim(sandbox, "call-1f2e3d", WD, TIMEOUT);
 
@@ -35,7 +35,7 @@ class GuestPathReclaimTest {
 
     @Test
     void anAbsolutePathInsideIsAccepted() {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, WD + "/sub/../call", WD, TIMEOUT)).isEmpty();
         assertThat(sandbox.commands()).extracting(RecordedCommand::shellLine)
@@ -45,7 +45,7 @@ class GuestPathReclaimTest {
     @ParameterizedTest
     @ValueSource(strings = {"x'; rm -rf / #", "$(reboot)", "`id`", "a b\tc", "it's"})
     void hostileNamesAreQuotedNeverInterpreted(String name) {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, name, WD, TIMEOUT)).isEmpty();
         assertThat(sandbox.commands()).extracting(RecordedCommand::shellLine)
@@ -55,7 +55,7 @@ class GuestPathReclaimTest {
     @ParameterizedTest
     @ValueSource(strings = {"../elsewhere", "/etc", "/sandbox4j/work-outside/x", "sub/../../x"})
     void aPathOutsideIsLeftWithTheConfinementMessageAndNothingRuns(String path) {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         Optional<String> reason = GuestPathReclaim.reclaim(sandbox, path, WD, TIMEOUT);
 
@@ -65,7 +65,7 @@ class GuestPathReclaimTest {
 
     @Test
     void aBackslashIsLeftAndNothingRuns() {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, "a\\b", WD, TIMEOUT)).get().asString().contains("backslash");
         assertThat(sandbox.commands()).isEmpty();
@@ -74,7 +74,7 @@ class GuestPathReclaimTest {
     @ParameterizedTest
     @ValueSource(strings = {".", "", "/sandbox4j/work", "/sandbox4j/work/", "sub/.."})
     void theWorkingDirectoryItselfIsLeftAndNothingRuns(String path) {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, path, WD, TIMEOUT)).get().asString()
                 .contains("is the working directory itself");
@@ -83,7 +83,7 @@ class GuestPathReclaimTest {
 
     @Test
     void aPathOneComponentFromTheRootIsLeftAndNothingRuns() {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, "tmp", "/", TIMEOUT)).get().asString()
                 .contains("too close to the root");
@@ -92,7 +92,7 @@ class GuestPathReclaimTest {
 
     @Test
     void twoComponentsFromTheRootIsDeepEnough() {
-        InMemorySandbox sandbox = InMemorySandbox.builder().build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, "tmp/call", "/", TIMEOUT)).isEmpty();
         assertThat(sandbox.commands()).extracting(RecordedCommand::shellLine).containsExactly("rm -rf '/tmp/call'");
@@ -100,7 +100,7 @@ class GuestPathReclaimTest {
 
     @Test
     void aGuestRefusalBecomesTheReasonWithItsStderr() {
-        InMemorySandbox sandbox = InMemorySandbox.builder()
+        ScriptedSandbox sandbox = ScriptedSandbox.builder()
                 .output("rm -rf", ExecResult.of("", "rm: cannot remove 'x': Permission denied\n", 1, Duration.ZERO))
                 .build();
 
@@ -110,7 +110,7 @@ class GuestPathReclaimTest {
 
     @Test
     void aGuestRefusalWithoutStderrNamesTheExitCodeAlone() {
-        InMemorySandbox sandbox = InMemorySandbox.builder()
+        ScriptedSandbox sandbox = ScriptedSandbox.builder()
                 .output("rm -rf", ExecResult.of("", "", 2, Duration.ZERO)).build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, "call", WD, TIMEOUT)).contains("the guest refused it: rm exited 2");
@@ -118,7 +118,7 @@ class GuestPathReclaimTest {
 
     @Test
     void hugeGuestStderrIsCut() {
-        InMemorySandbox sandbox = InMemorySandbox.builder()
+        ScriptedSandbox sandbox = ScriptedSandbox.builder()
                 .output("rm -rf", ExecResult.of("", "e".repeat(10_000), 1, Duration.ZERO)).build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, "call", WD, TIMEOUT)).get().asString()
@@ -127,7 +127,7 @@ class GuestPathReclaimTest {
 
     @Test
     void aTransportFailureBecomesTheReason() {
-        InMemorySandbox sandbox = InMemorySandbox.builder()
+        ScriptedSandbox sandbox = ScriptedSandbox.builder()
                 .raises(new SandboxException("connection reset by the provider")).build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, "call", WD, TIMEOUT))
@@ -136,7 +136,7 @@ class GuestPathReclaimTest {
 
     @Test
     void aTimeoutBecomesTheReason() {
-        InMemorySandbox sandbox = InMemorySandbox.builder().raises(new SandboxTimeoutException("30 s passed")).build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().raises(new SandboxTimeoutException("30 s passed")).build();
 
         assertThat(GuestPathReclaim.reclaim(sandbox, "call", WD, TIMEOUT)).get().asString()
                 .startsWith("the removal call failed: SandboxTimeoutException");
@@ -145,7 +145,7 @@ class GuestPathReclaimTest {
     @Test
     void cancellationPropagates() {
         SandboxInterrupted interrupted = new SandboxInterrupted("cancelled");
-        InMemorySandbox sandbox = InMemorySandbox.builder().raises(interrupted).build();
+        ScriptedSandbox sandbox = ScriptedSandbox.builder().raises(interrupted).build();
 
         assertThatThrownBy(() -> GuestPathReclaim.reclaim(sandbox, "call", WD, TIMEOUT)).isSameAs(interrupted);
     }

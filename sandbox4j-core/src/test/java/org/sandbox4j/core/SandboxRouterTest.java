@@ -7,17 +7,16 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.sandbox4j.testkit.ForwardingBackend;
-import org.sandbox4j.testkit.InMemoryBackend;
-import org.sandbox4j.testkit.InMemoryBackend.Purge;
+import org.sandbox4j.core.fakes.ScriptedBackend;
+import org.sandbox4j.core.fakes.ScriptedBackend.Purge;
 
 class SandboxRouterTest {
 
     private static final SandboxKey KEY = new SandboxKey("tenant", "thread-1", "agent");
     private static final SandboxSpec SPEC = SandboxSpec.builder("execute_code").build();
 
-    private static InMemoryBackend backend(String name, Isolation isolation) {
-        return InMemoryBackend.builder().name(name).isolation(isolation).build();
+    private static ScriptedBackend backend(String name, Isolation isolation) {
+        return ScriptedBackend.builder().name(name).isolation(isolation).build();
     }
 
     private static SandboxRouter routerAtNone(SandboxBackend... backends) {
@@ -34,7 +33,7 @@ class SandboxRouterTest {
 
         @Test
         void aBackendBelowTheDefaultFloorFailsConstruction() {
-            InMemoryBackend container = backend("bwrap", Isolation.CONTAINER);
+            ScriptedBackend container = backend("bwrap", Isolation.CONTAINER);
             assertThatThrownBy(() -> SandboxRouter.builder().backend(container).build())
                     .isInstanceOf(SandboxBackendNotPermitted.class)
                     .hasMessageContaining("minimum-isolation floor")
@@ -109,7 +108,7 @@ class SandboxRouterTest {
 
         @Test
         void oneBackendIsEnoughToAcquire() {
-            InMemoryBackend only = backend("only", Isolation.NONE);
+            ScriptedBackend only = backend("only", Isolation.NONE);
             assertThat(routerAtNone(only).acquire(KEY, SPEC)).isSameAs(only.sandbox());
             assertThat(only.keys()).containsExactly(KEY);
             assertThat(only.specs()).containsExactly(SPEC);
@@ -125,8 +124,8 @@ class SandboxRouterTest {
 
         @Test
         void anUnselectedWeakBackendIsIrrelevantToTheFloor() {
-            InMemoryBackend weak = backend("weak", Isolation.OS_PROCESS);
-            InMemoryBackend strong = backend("strong", Isolation.MICROVM);
+            ScriptedBackend weak = backend("weak", Isolation.OS_PROCESS);
+            ScriptedBackend strong = backend("strong", Isolation.MICROVM);
             SandboxRouter router = SandboxRouter.builder().backend(weak).backend(strong).select("strong").build();
             assertThat(router.acquire(KEY, SPEC)).isSameAs(strong.sandbox());
             assertThat(weak.keys()).isEmpty();
@@ -173,7 +172,7 @@ class SandboxRouterTest {
 
         @Test
         void aSpecMayRaiseTheFloor() {
-            InMemoryBackend container = backend("c", Isolation.CONTAINER);
+            ScriptedBackend container = backend("c", Isolation.CONTAINER);
             SandboxRouter router = SandboxRouter.builder().backend(container).minIsolation(Isolation.CONTAINER).build();
             SandboxSpec raised = SandboxSpec.builder("k").minIsolation(Isolation.MICROVM).build();
             assertThatThrownBy(() -> router.acquire(KEY, raised))
@@ -186,8 +185,8 @@ class SandboxRouterTest {
 
         @Test
         void aSpecCannotLowerTheFloor() {
-            InMemoryBackend container = backend("c", Isolation.CONTAINER);
-            InMemoryBackend vm = backend("vm", Isolation.MICROVM);
+            ScriptedBackend container = backend("c", Isolation.CONTAINER);
+            ScriptedBackend vm = backend("vm", Isolation.MICROVM);
             SandboxRouter router = SandboxRouter.builder().backend(vm).minIsolation(Isolation.MICROVM).build();
             SandboxSpec lowered = SandboxSpec.builder("k").minIsolation(Isolation.NONE).build();
             assertThat(router.ensureCanServe(lowered)).contains(vm);
@@ -199,7 +198,7 @@ class SandboxRouterTest {
 
         @Test
         void deniedCapabilitiesFireEvenWhenTheBackendHasThem() {
-            InMemoryBackend full = InMemoryBackend.builder().capabilities(Capability.values()).build();
+            ScriptedBackend full = ScriptedBackend.builder().capabilities(Capability.values()).build();
             SandboxRouter router = SandboxRouter.builder().backend(full).minIsolation(Isolation.NONE)
                     .deny(Capability.FILES_DELETE, Capability.SNAPSHOT).build();
             SandboxSpec deleting = SandboxSpec.builder("k").alsoRequires(Capability.FILES_DELETE).build();
@@ -232,14 +231,14 @@ class SandboxRouterTest {
                     .isInstanceOf(SandboxCapabilityNotSupported.class)
                     .hasMessageContaining("does not support files_out")
                     .hasMessageContaining("it declares exec, files_in");
-            SandboxRouter able = routerAtNone(InMemoryBackend.builder()
+            SandboxRouter able = routerAtNone(ScriptedBackend.builder()
                     .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT).build());
             assertThat(able.ensureCanServe(pulling)).isPresent();
         }
 
         @Test
         void aBackendDeclaringNoCapabilitiesIsSaidToDeclareNothing() {
-            SandboxRouter router = routerAtNone(InMemoryBackend.builder().capabilities().build());
+            SandboxRouter router = routerAtNone(ScriptedBackend.builder().capabilities().build());
             assertThatThrownBy(() -> router.ensureCanServe(SPEC))
                     .isInstanceOf(SandboxCapabilityNotSupported.class)
                     .hasMessageContaining("it declares nothing");
@@ -253,7 +252,7 @@ class SandboxRouterTest {
             assertThatThrownBy(() -> silent.ensureCanServe(windows))
                     .isInstanceOf(SandboxOsFamilyNotSupported.class)
                     .hasMessageContaining("states no guest shape");
-            SandboxRouter posix = routerAtNone(InMemoryBackend.builder().osFamilies(OsFamily.POSIX).build());
+            SandboxRouter posix = routerAtNone(ScriptedBackend.builder().osFamilies(OsFamily.POSIX).build());
             assertThatThrownBy(() -> posix.ensureCanServe(windows))
                     .isInstanceOf(SandboxOsFamilyNotSupported.class)
                     .hasMessageContaining("it serves posix");
@@ -264,7 +263,7 @@ class SandboxRouterTest {
         @Test
         void transferLimitsBeyondTheCeilingAreRefusedNeverClamped() {
             TransferLimits ceiling = new TransferLimits(100, 1000, 10);
-            InMemoryBackend small = InMemoryBackend.builder().limits(new SandboxLimits(ceiling, ceiling)).build();
+            ScriptedBackend small = ScriptedBackend.builder().limits(new SandboxLimits(ceiling, ceiling)).build();
             SandboxRouter router = routerAtNone(small);
             SandboxSpec bigIn = SandboxSpec.builder("k").filesIn(new TransferLimits(101, 1000, 10))
                     .filesOut(new TransferLimits(100, 1001, 10)).build();
@@ -291,7 +290,7 @@ class SandboxRouterTest {
 
         @Test
         void egressIsNeverSubstituted() {
-            SandboxRouter closedOnly = routerAtNone(InMemoryBackend.builder().egressModes(Egress.CLOSED).build());
+            SandboxRouter closedOnly = routerAtNone(ScriptedBackend.builder().egressModes(Egress.CLOSED).build());
             SandboxSpec allowlist = SandboxSpec.builder("k").egress(Egress.ALLOWLIST).egressAllow("pypi.org").build();
             assertThatThrownBy(() -> closedOnly.ensureCanServe(allowlist))
                     .isInstanceOf(SandboxEgressNotEnforced.class)
@@ -299,7 +298,7 @@ class SandboxRouterTest {
                     .hasMessageContaining("it enforces closed");
             assertThat(closedOnly.ensureCanServe(SPEC)).isPresent();
 
-            SandboxRouter openOnly = routerAtNone(InMemoryBackend.builder().egressModes(Egress.UNRESTRICTED).build());
+            SandboxRouter openOnly = routerAtNone(ScriptedBackend.builder().egressModes(Egress.UNRESTRICTED).build());
             assertThatThrownBy(() -> openOnly.ensureCanServe(SPEC))
                     .as("a more open mode never stands in for closed")
                     .isInstanceOf(SandboxEgressNotEnforced.class);
@@ -307,7 +306,7 @@ class SandboxRouterTest {
 
         @Test
         void aBackendEnforcingNothingRefusesEveryModeClosedIncluded() {
-            SandboxRouter router = routerAtNone(InMemoryBackend.builder().egressModes().build());
+            SandboxRouter router = routerAtNone(ScriptedBackend.builder().egressModes().build());
             for (Egress mode : Egress.values()) {
                 SandboxSpec spec = SandboxSpec.builder("k").egress(mode).build();
                 assertThatThrownBy(() -> router.ensureCanServe(spec))
@@ -321,7 +320,7 @@ class SandboxRouterTest {
             // A backend that fails every per-backend check at once: below the spec's floor, no
             // files_out, no windows, tiny limits, no egress.
             TransferLimits tiny = new TransferLimits(1, 1, 1);
-            InMemoryBackend poor = InMemoryBackend.builder().isolation(Isolation.NONE)
+            ScriptedBackend poor = ScriptedBackend.builder().isolation(Isolation.NONE)
                     .capabilities(Capability.EXEC, Capability.FILES_IN).osFamilies(OsFamily.POSIX)
                     .limits(new SandboxLimits(tiny, tiny)).egressModes().build();
             SandboxRouter router = SandboxRouter.builder().backend(poor).minIsolation(Isolation.NONE)
@@ -346,7 +345,7 @@ class SandboxRouterTest {
 
         @Test
         void aBackendFailureAtAcquirePropagatesAfterTheChecksPass() {
-            InMemoryBackend failing = InMemoryBackend.builder().acquireError(new SandboxException("provider down"))
+            ScriptedBackend failing = ScriptedBackend.builder().acquireError(new SandboxException("provider down"))
                     .build();
             assertThatThrownBy(() -> routerAtNone(failing).acquire(KEY, SPEC)).hasMessage("provider down");
             assertThat(failing.keys()).containsExactly(KEY);
@@ -359,9 +358,9 @@ class SandboxRouterTest {
 
         @Test
         void theFirstBackendThatPassesEveryCheckServes() {
-            InMemoryBackend closedOnly = InMemoryBackend.builder().name("closed-only").egressModes(Egress.CLOSED)
+            ScriptedBackend closedOnly = ScriptedBackend.builder().name("closed-only").egressModes(Egress.CLOSED)
                     .build();
-            InMemoryBackend allowlisting = InMemoryBackend.builder().name("allowlisting")
+            ScriptedBackend allowlisting = ScriptedBackend.builder().name("allowlisting")
                     .egressModes(Egress.CLOSED, Egress.ALLOWLIST).build();
             SandboxRouter router = routerAtNone(closedOnly, allowlisting);
             SandboxSpec allowlist = SandboxSpec.builder("k").egress(Egress.ALLOWLIST).egressAllow("pypi.org").build();
@@ -373,8 +372,8 @@ class SandboxRouterTest {
 
         @Test
         void aRaisedFloorMovesTheSpecToAStrongerBackend() {
-            InMemoryBackend container = backend("container", Isolation.CONTAINER);
-            InMemoryBackend vm = backend("vm", Isolation.MICROVM);
+            ScriptedBackend container = backend("container", Isolation.CONTAINER);
+            ScriptedBackend vm = backend("vm", Isolation.MICROVM);
             SandboxRouter router = SandboxRouter.builder().backend(container).backend(vm)
                     .minIsolation(Isolation.CONTAINER).build();
             assertThat(router.ensureCanServe(SPEC)).contains(container);
@@ -384,9 +383,9 @@ class SandboxRouterTest {
 
         @Test
         void whenNoneCanServeEveryBackendIsListedWithItsOwnReason() {
-            InMemoryBackend closedOnly = InMemoryBackend.builder().name("closed-only").egressModes(Egress.CLOSED)
+            ScriptedBackend closedOnly = ScriptedBackend.builder().name("closed-only").egressModes(Egress.CLOSED)
                     .build();
-            InMemoryBackend noPull = InMemoryBackend.builder().name("no-pull").egressModes(Egress.ALLOWLIST).build();
+            ScriptedBackend noPull = ScriptedBackend.builder().name("no-pull").egressModes(Egress.ALLOWLIST).build();
             SandboxRouter router = routerAtNone(closedOnly, noPull);
             SandboxSpec spec = SandboxSpec.builder("k").alsoRequires(Capability.FILES_OUT).egress(Egress.ALLOWLIST)
                     .build();
@@ -407,8 +406,8 @@ class SandboxRouterTest {
 
         @Test
         void eachBackendKeepsItsOwnKindOfRefusal() {
-            InMemoryBackend noEgress = InMemoryBackend.builder().name("no-egress").egressModes().build();
-            InMemoryBackend tiny = InMemoryBackend.builder().name("tiny")
+            ScriptedBackend noEgress = ScriptedBackend.builder().name("no-egress").egressModes().build();
+            ScriptedBackend tiny = ScriptedBackend.builder().name("tiny")
                     .limits(new SandboxLimits(new TransferLimits(1, 1, 1), TransferLimits.DEFAULT)).build();
             SandboxRouter router = routerAtNone(noEgress, tiny);
             assertThatThrownBy(() -> router.ensureCanServe(SPEC))
@@ -428,8 +427,8 @@ class SandboxRouterTest {
 
         @Test
         void theNamedBackendServesAlone() {
-            InMemoryBackend first = backend("first", Isolation.NONE);
-            InMemoryBackend named = InMemoryBackend.builder().name("named").egressModes(Egress.ALLOWLIST).build();
+            ScriptedBackend first = backend("first", Isolation.NONE);
+            ScriptedBackend named = ScriptedBackend.builder().name("named").egressModes(Egress.ALLOWLIST).build();
             SandboxRouter router = SandboxRouter.builder().backend(first).backend(named).minIsolation(Isolation.NONE)
                     .select("named").build();
             assertThatThrownBy(() -> router.acquire(KEY, SPEC))
@@ -444,8 +443,8 @@ class SandboxRouterTest {
 
         @Test
         void disposeAsksEveryBackendAndSwallowsFailures() {
-            InMemoryBackend a = backend("a", Isolation.NONE);
-            InMemoryBackend c = backend("c", Isolation.NONE);
+            ScriptedBackend a = backend("a", Isolation.NONE);
+            ScriptedBackend c = backend("c", Isolation.NONE);
             SandboxRouter router = routerAtNone(a, new FailingDisposal(backend("b", Isolation.NONE)), c);
             router.dispose(KEY);
             assertThat(a.disposed()).containsExactly(KEY);
@@ -454,8 +453,8 @@ class SandboxRouterTest {
 
         @Test
         void disposeScopeSumsCountsAndAFailingBackendCountsZero() {
-            InMemoryBackend a = InMemoryBackend.builder().name("a").purgeCount(2).build();
-            InMemoryBackend c = InMemoryBackend.builder().name("c").purgeCount(3).build();
+            ScriptedBackend a = ScriptedBackend.builder().name("a").purgeCount(2).build();
+            ScriptedBackend c = ScriptedBackend.builder().name("c").purgeCount(3).build();
             SandboxRouter router = routerAtNone(a, new FailingDisposal(backend("b", Isolation.NONE)), c);
             assertThat(router.disposeScope("tenant", "thread-1")).isEqualTo(5);
             assertThat(a.purged()).containsExactly(new Purge("tenant", "thread-1"));
@@ -464,7 +463,7 @@ class SandboxRouterTest {
 
         @Test
         void disposeScopeRefusesANullScopeOrThreadRatherThanDisposingNothing() {
-            InMemoryBackend a = InMemoryBackend.builder().purgeCount(2).build();
+            ScriptedBackend a = ScriptedBackend.builder().purgeCount(2).build();
             SandboxRouter router = routerAtNone(a);
             assertThatThrownBy(() -> router.disposeScope("tenant", null))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("thread (none)")
@@ -476,8 +475,8 @@ class SandboxRouterTest {
 
         @Test
         void unselectedBackendsAreStillAskedToDispose() {
-            InMemoryBackend old = InMemoryBackend.builder().name("old").purgeCount(4).build();
-            InMemoryBackend current = InMemoryBackend.builder().name("current").purgeCount(1).build();
+            ScriptedBackend old = ScriptedBackend.builder().name("old").purgeCount(4).build();
+            ScriptedBackend current = ScriptedBackend.builder().name("current").purgeCount(1).build();
             SandboxRouter router = SandboxRouter.builder().backend(old).backend(current).minIsolation(Isolation.NONE)
                     .select("current").build();
             assertThat(router.disposeScope("s", "t")).isEqualTo(5);
@@ -487,7 +486,7 @@ class SandboxRouterTest {
 
         @Test
         void aScopeDisposesWhenTheBlockEndsNormally() {
-            InMemoryBackend a = InMemoryBackend.builder().purgeCount(2).build();
+            ScriptedBackend a = ScriptedBackend.builder().purgeCount(2).build();
             SandboxRouter router = routerAtNone(a);
             ScopeDisposal disposal;
             try (ScopeDisposal block = router.scope("tenant", "thread-1")) {
@@ -501,7 +500,7 @@ class SandboxRouterTest {
 
         @Test
         void aScopeDisposesWhenTheBlockThrowsAndNeverMasksTheException() {
-            InMemoryBackend a = InMemoryBackend.builder().purgeCount(1).build();
+            ScriptedBackend a = ScriptedBackend.builder().purgeCount(1).build();
             SandboxRouter router = routerAtNone(a, new FailingDisposal(backend("b", Isolation.NONE)));
             ScopeDisposal[] seen = new ScopeDisposal[1];
             assertThatThrownBy(() -> {
@@ -516,7 +515,7 @@ class SandboxRouterTest {
 
         @Test
         void closingTwiceDisposesOnce() {
-            InMemoryBackend a = InMemoryBackend.builder().purgeCount(1).build();
+            ScriptedBackend a = ScriptedBackend.builder().purgeCount(1).build();
             ScopeDisposal disposal = routerAtNone(a).scope("s", "t");
             disposal.close();
             disposal.close();
@@ -525,17 +524,52 @@ class SandboxRouterTest {
 
         @Test
         void thePurgerDisposesTheConversationEverywhere() {
-            InMemoryBackend a = InMemoryBackend.builder().name("a").purgeCount(2).build();
-            InMemoryBackend b = InMemoryBackend.builder().name("b").purgeCount(0).build();
+            ScriptedBackend a = ScriptedBackend.builder().name("a").purgeCount(2).build();
+            ScriptedBackend b = ScriptedBackend.builder().name("b").purgeCount(0).build();
             SandboxPurger purger = new SandboxPurger(routerAtNone(a, b, new FailingDisposal(backend("c", Isolation.NONE))));
             assertThat(purger.purgeScopedThread("tenant", "gone")).isEqualTo(2);
             assertThat(b.purged()).containsExactly(new Purge("tenant", "gone"));
         }
     }
 
+    /** A backend that passes every call to another: a test overrides only the behaviour it breaks. */
+    private abstract static class ForwardingBackend implements SandboxBackend {
+
+        private final SandboxBackend delegate;
+
+        ForwardingBackend(SandboxBackend delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public String name() {
+            return delegate.name();
+        }
+
+        @Override
+        public BackendDeclarations declarations() {
+            return delegate.declarations();
+        }
+
+        @Override
+        public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
+            return delegate.acquire(key, spec);
+        }
+
+        @Override
+        public void dispose(SandboxKey key) {
+            delegate.dispose(key);
+        }
+
+        @Override
+        public int disposeScope(String scope, String threadId) {
+            return delegate.disposeScope(scope, threadId);
+        }
+    }
+
     /** A backend whose provider fails every disposal (a contract breach the router must contain). */
     private static final class FailingDisposal extends ForwardingBackend {
-        FailingDisposal(InMemoryBackend delegate) {
+        FailingDisposal(ScriptedBackend delegate) {
             super(delegate);
         }
 

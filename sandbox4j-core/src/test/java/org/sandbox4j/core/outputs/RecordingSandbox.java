@@ -8,16 +8,18 @@ import java.util.function.UnaryOperator;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
-import org.sandbox4j.testkit.ForwardingSandbox;
-import org.sandbox4j.testkit.InMemorySandbox;
+import org.sandbox4j.core.fakes.ScriptedSandbox;
 
 /**
- * Wraps an {@link InMemorySandbox} and records every pull-surface call in order, so a test can
- * assert the phase order. Hooks let a test make the sandbox misreport sizes or misbehave on read.
+ * Wraps a {@link ScriptedSandbox} and records every pull-surface call in order, so a test can
+ * assert the phase order; every call reaches the wrapped sandbox. Hooks let a test make the
+ * sandbox misreport sizes or misbehave on read.
  */
-final class RecordingSandbox extends ForwardingSandbox {
+final class RecordingSandbox implements Sandbox {
 
+    private final ScriptedSandbox delegate;
     private final List<String> calls = new ArrayList<>();
     private UnaryOperator<Optional<SandboxEntry>> statHook = UnaryOperator.identity();
     private ReadHook readHook;
@@ -28,8 +30,8 @@ final class RecordingSandbox extends ForwardingSandbox {
         byte[] read(String path, String workingDirectory, long maxBytes);
     }
 
-    RecordingSandbox(InMemorySandbox delegate) {
-        super(delegate);
+    RecordingSandbox(ScriptedSandbox delegate) {
+        this.delegate = delegate;
     }
 
     RecordingSandbox onStat(UnaryOperator<Optional<SandboxEntry>> hook) {
@@ -49,25 +51,40 @@ final class RecordingSandbox extends ForwardingSandbox {
     @Override
     public void writeFile(String path, byte[] content, String workingDirectory) {
         calls.add("write " + path);
-        super.writeFile(path, content, workingDirectory);
+        delegate.writeFile(path, content, workingDirectory);
     }
 
     @Override
     public ExecResult exec(Command command, ExecOptions options) {
         calls.add("exec " + command.toShellLine());
-        return super.exec(command, options);
+        return delegate.exec(command, options);
+    }
+
+    @Override
+    public Optional<String> relocatedWorkDir() {
+        return delegate.relocatedWorkDir();
     }
 
     @Override
     public Optional<SandboxEntry> stat(String path, String workingDirectory) {
         calls.add("stat " + path + " in " + workingDirectory);
-        return statHook.apply(super.stat(path, workingDirectory));
+        return statHook.apply(delegate.stat(path, workingDirectory));
     }
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
         calls.add("read " + path + " in " + workingDirectory + " max " + maxBytes);
-        return readHook == null ? super.readFile(path, workingDirectory, maxBytes)
+        return readHook == null ? delegate.readFile(path, workingDirectory, maxBytes)
                 : readHook.read(path, workingDirectory, maxBytes);
+    }
+
+    @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        return delegate.listDir(path, workingDirectory);
+    }
+
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        delegate.remove(path, workingDirectory, recursive);
     }
 }

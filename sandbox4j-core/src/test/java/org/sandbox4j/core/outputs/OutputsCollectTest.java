@@ -26,7 +26,7 @@ import org.sandbox4j.core.SandboxPathNotConfined;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.SandboxTransferCapExceeded;
 import org.sandbox4j.core.TransferLimits;
-import org.sandbox4j.testkit.InMemorySandbox;
+import org.sandbox4j.core.fakes.ScriptedSandbox;
 
 class OutputsCollectTest {
 
@@ -41,12 +41,12 @@ class OutputsCollectTest {
         return SandboxSpec.builder(KIND).declaredOutputs(outputs);
     }
 
-    private static RecordingSandbox sandbox(InMemorySandbox.Builder builder) {
+    private static RecordingSandbox sandbox(ScriptedSandbox.Builder builder) {
         return new RecordingSandbox(builder.build());
     }
 
     private static RecordingSandbox withFiles(String... relativePathThenContent) {
-        InMemorySandbox.Builder builder = InMemorySandbox.builder();
+        ScriptedSandbox.Builder builder = ScriptedSandbox.builder();
         for (int i = 0; i < relativePathThenContent.length; i += 2) {
             builder.seedFile(inWd(relativePathThenContent[i]), relativePathThenContent[i + 1]);
         }
@@ -78,7 +78,7 @@ class OutputsCollectTest {
 
     @Test
     void everythingIsStatedBeforeAnythingIsReadAndInTheSpecsWorkDir() {
-        RecordingSandbox box = new RecordingSandbox(InMemorySandbox.builder()
+        RecordingSandbox box = new RecordingSandbox(ScriptedSandbox.builder()
                 .seedFile("/elsewhere/wd/a.txt", "aaaa").seedFile("/elsewhere/wd/b.txt", "bbbbbb").build());
         SandboxSpec spec = spec(DeclaredOutput.land("a.txt"), DeclaredOutput.land("b.txt")).workDir("/elsewhere/wd")
                 .build();
@@ -362,7 +362,7 @@ class OutputsCollectTest {
 
         @Test
         void aPathThroughALinkIsNotConfinedAndKeepsTheCause() {
-            RecordingSandbox box = sandbox(InMemorySandbox.builder().seedFile(inWd("ok.txt"), "ok")
+            RecordingSandbox box = sandbox(ScriptedSandbox.builder().seedFile(inWd("ok.txt"), "ok")
                     .seedSymlink(inWd("linked")));
             RecordingSink sink = new RecordingSink();
             SandboxSpec spec = spec(DeclaredOutput.land("ok.txt"), DeclaredOutput.land("linked/secret.txt")).build();
@@ -377,7 +377,7 @@ class OutputsCollectTest {
 
         @Test
         void aLinkedWorkingDirectoryIsNotConfined() {
-            RecordingSandbox box = sandbox(InMemorySandbox.builder().seedSymlink(WD));
+            RecordingSandbox box = sandbox(ScriptedSandbox.builder().seedSymlink(WD));
 
             assertThatThrownBy(() -> Outputs.collect(box, spec(DeclaredOutput.land("a.txt")).build(), new RecordingSink()))
                     .isInstanceOf(SandboxOutputNotConfined.class);
@@ -419,7 +419,7 @@ class OutputsCollectTest {
 
         @Test
         void aDirectoryIsNotRegular() {
-            RecordingSandbox box = sandbox(InMemorySandbox.builder().seedDirectory(inWd("dir")));
+            RecordingSandbox box = sandbox(ScriptedSandbox.builder().seedDirectory(inWd("dir")));
 
             assertThatThrownBy(() -> Outputs.collect(box, spec(DeclaredOutput.land("dir")).build(), new RecordingSink()))
                     .isInstanceOf(SandboxOutputNotRegular.class)
@@ -428,7 +428,7 @@ class OutputsCollectTest {
 
         @Test
         void aLinkIsNotRegularAndIsNeverRead() {
-            RecordingSandbox box = sandbox(InMemorySandbox.builder().seedSymlink(inWd("link.txt")));
+            RecordingSandbox box = sandbox(ScriptedSandbox.builder().seedSymlink(inWd("link.txt")));
             RecordingSink sink = new RecordingSink();
 
             assertThatThrownBy(() -> Outputs.collect(box, spec(DeclaredOutput.land("link.txt").optional()).build(), sink))
@@ -440,7 +440,7 @@ class OutputsCollectTest {
 
         @Test
         void aDeviceOrFifoIsNotRegular() {
-            RecordingSandbox box = sandbox(InMemorySandbox.builder().seedOther(inWd("fifo")));
+            RecordingSandbox box = sandbox(ScriptedSandbox.builder().seedOther(inWd("fifo")));
 
             assertThatThrownBy(() -> Outputs.collect(box, spec(DeclaredOutput.consume("fifo")).build(), null))
                     .isInstanceOf(SandboxOutputNotRegular.class);
@@ -472,7 +472,7 @@ class OutputsCollectTest {
         @Test
         void theFirstFailingDeclarationDecides() {
             SandboxSpec spec = spec(DeclaredOutput.land("absent.txt"), DeclaredOutput.land("linked/x.txt")).build();
-            RecordingSandbox box = sandbox(InMemorySandbox.builder().seedSymlink(inWd("linked")));
+            RecordingSandbox box = sandbox(ScriptedSandbox.builder().seedSymlink(inWd("linked")));
 
             assertThatThrownBy(() -> Outputs.collect(box, spec, new RecordingSink()))
                     .isInstanceOf(SandboxOutputMissing.class);
@@ -687,7 +687,7 @@ class OutputsCollectTest {
         }
         RecordingSink sink = new RecordingSink();
 
-        Outputs.collect(sandbox(InMemorySandbox.builder().seedFile(inWd("binary.bin"), payload)),
+        Outputs.collect(sandbox(ScriptedSandbox.builder().seedFile(inWd("binary.bin"), payload)),
                 spec(DeclaredOutput.land("binary.bin")).build(), sink);
 
         assertThat(sink.delivered().get(0).content()).isEqualTo(payload);
