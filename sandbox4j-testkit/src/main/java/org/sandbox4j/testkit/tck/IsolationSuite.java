@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.Assumptions;
+import org.opentest4j.TestAbortedException;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecResult;
@@ -58,6 +59,8 @@ public final class IsolationSuite {
     private static final Duration POLL = Duration.ofMillis(100);
     private static final List<String> SCRATCH_OUTSIDE_THE_WORKSPACE = List.of("/tmp", "/var/tmp");
     private static final String POSIX_VIEW = "posix";
+    /** A fresh random id per kernel boot, which every Linux kernel shows here. */
+    private static final String BOOT_ID = "/proc/sys/kernel/random/boot_id";
     /** Anyone may list and enter the sentinel's directory: only a boundary may hide it. */
     private static final String SENTINEL_DIRECTORY_MODE = "rwxr-xr-x";
     /** Anyone may read the sentinel: only a boundary may hide it. */
@@ -92,6 +95,11 @@ public final class IsolationSuite {
                                         + "declares a persistent root); otherwise one call plants what the next one "
                                         + "runs",
                                 IsolationSuite::writesOutsideTheWorkspaceDoNotPersist),
+                        Probe.of("a-hypervisor-guest-runs-its-own-kernel",
+                                "a backend declaring " + Isolation.MICROVM + " or " + Isolation.VM + " must run "
+                                        + "its guest on a kernel of its own (another boot id than the host's); one "
+                                        + "that shares the host's kernel is a container, whatever it declares",
+                                IsolationSuite::aHypervisorGuestRunsItsOwnKernel),
                         Probe.of("a-fork-bomb-is-contained",
                                 "a guest starting " + FORK_BOMB_PROCESSES + " processes must hit the backend's "
                                         + "process limit first, and the sandbox must work afterwards; otherwise one "
@@ -128,6 +136,25 @@ public final class IsolationSuite {
             Files.deleteIfExists(sentinel);
             Files.deleteIfExists(directory);
         }
+    }
+
+    /**
+     * Every boot of a Linux kernel gets a fresh random boot id; a guest that reads the host's own
+     * runs on the host's kernel. Only the hypervisor rungs promise a kernel of their own, so the
+     * probe is skipped, and listed, below them.
+     */
+    private static void aHypervisorGuestRunsItsOwnKernel(ProbeContext context) throws IOException {
+        Isolation declared = context.declarations().isolation();
+        if (declared.compareTo(Isolation.MICROVM) < 0) {
+            throw new TestAbortedException("the backend declares " + declared + ", which shares the host's kernel; "
+                    + "only " + Isolation.MICROVM + " and " + Isolation.VM + " promise a kernel of their own");
+        }
+        String host = Files.readString(Path.of(BOOT_ID)).strip();
+        ExecResult guest = context.exec("cat", BOOT_ID);
+        String guestBoot = guest.stdoutText().strip();
+        Check.that(guest.exitCode() == 0 && guestBoot.matches("[0-9a-f-]{36}"), "positive control: the guest "
+                + "could not read its kernel's boot id from " + BOOT_ID + ": " + Check.show(guest.stderrText()));
+        Check.that(!guestBoot.equals(host), "the guest runs on the host's own kernel (boot id " + host + ")");
     }
 
     /**

@@ -28,6 +28,7 @@ class LifecycleReclaimIsolationSuitesTest {
     private static final List<String> CAPABILITY_PROBES = List.of(
             "the-guest-holds-no-capabilities",
             "the-guest-cannot-gain-privileges");
+    private static final String OWN_KERNEL_PROBE = "a-hypervisor-guest-runs-its-own-kernel";
 
     @Test
     void anHonestBackendPassesEveryLifecycleProbe(@TempDir Path temp) {
@@ -134,7 +135,8 @@ class LifecycleReclaimIsolationSuitesTest {
             expected.add("a-fork-bomb-is-contained");
         }
         assertThat(names(report.failures())).containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(report.skipped()).isEmpty();
+        // Below the hypervisor rungs the kernel probe has nothing to hold the backend to: listed, not run.
+        assertThat(names(report.skipped())).containsExactly(OWN_KERNEL_PROBE);
         assertThat(report.result("a-host-file-is-unreadable").detail()).contains("the guest read the host file");
         assertThat(report.result("writes-outside-the-workspace-do-not-persist").detail())
                 .contains("persisted into the next exec");
@@ -165,6 +167,21 @@ class LifecycleReclaimIsolationSuitesTest {
         assertThat(report.result("the-guest-cannot-gain-privileges").detail()).contains("NoNewPrivs");
     }
 
+    /** The kernel probe can fail: the same host-kernel guest, declared a microVM, fails it (and only it, of its own). */
+    @Test
+    void aBackendLyingAboutAHypervisorRungFailsTheOwnKernelProbe(@TempDir Path temp) {
+        NamespaceShellTarget lying = NamespaceShellTarget.create(temp, Isolation.MICROVM, CLOSED);
+        Suite kernelProbe = Suite.builder(IsolationSuite.NAME).gate(Capability.EXEC).minimumRung(Isolation.CONTAINER)
+                .probes(Suites.isolation().probes().stream().filter(probe -> probe.name().equals(OWN_KERNEL_PROBE))
+                        .toList())
+                .build();
+
+        ConformanceReport report = Conformance.run(lying, kernelProbe);
+
+        assertThat(names(report.failures())).containsExactly(OWN_KERNEL_PROBE);
+        assertThat(report.result(OWN_KERNEL_PROBE).detail()).contains("runs on the host's own kernel");
+    }
+
     @Test
     void everySuiteHereIsRegisteredWithStableUniqueNames() {
         assertThat(Suites.all()).extracting(Suite::name).contains("LIFECYCLE", "RECLAIM", "ISOLATION");
@@ -176,7 +193,7 @@ class LifecycleReclaimIsolationSuitesTest {
         }
         assertThat(Suites.lifecycle().probes()).hasSize(6);
         assertThat(Suites.reclaim().probes()).hasSize(15);
-        assertThat(Suites.isolation().probes()).hasSize(6);
+        assertThat(Suites.isolation().probes()).hasSize(7);
     }
 
     private static List<String> names(List<ProbeResult> results) {
