@@ -174,7 +174,7 @@ public final class AgentConnection implements AutoCloseable {
         long start = System.nanoTime();
         Frame answer = request(AgentProtocol.PING, Payload.create().bytes(data).build(), timeout, "ping");
         expect(answer, AgentProtocol.PONG, "ping");
-        if (!Arrays.equals(data, answer.reader().bytes(AgentProtocol.PING_MAX, "the ping data"))) {
+        if (!Arrays.equals(data, decode(() -> answer.reader().bytes(AgentProtocol.PING_MAX, "the ping data")))) {
             throw broken(new AgentProtocolViolation("the agent answered a ping with other data"));
         }
         return Duration.ofNanos(System.nanoTime() - start);
@@ -255,6 +255,16 @@ public final class AgentConnection implements AutoCloseable {
             }
             return call;
         }
+    }
+
+    /** How many calls wait for the agent (for tests). */
+    int pendingCalls() {
+        return calls.size();
+    }
+
+    /** The ids of the calls waiting (for tests). */
+    java.util.Set<Integer> pendingIds() {
+        return java.util.Set.copyOf(calls.keySet());
     }
 
     /** Frames about {@code call} that arrive later are dropped. */
