@@ -11,7 +11,8 @@ import org.sandbox4j.core.spi.ExecRefusals;
 /**
  * A guest agent run as a resident child process of this JVM ({@code s4j-agent --stdio}), with an
  * {@link AgentConnection} on its stdin and stdout: for backends whose guest is a namespace or a
- * container the agent lives in, and for tests. Its stderr (the agent's own log) is discarded.
+ * container the agent lives in, and for tests. It gets none of the host's environment, and its
+ * stderr (the agent's own log) is discarded.
  * {@link #close()} ends the session (the agent kills every command's tree on end of input), then
  * the process, forcibly if it does not exit within {@link #EXIT_GRACE}.
  */
@@ -45,7 +46,10 @@ public final class ResidentAgent implements AutoCloseable {
         argv.addAll(List.of(agent.toString(), "--stdio", "--no-cgroup"));
         Process process;
         try {
-            process = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            ProcessBuilder builder = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.DISCARD);
+            // The agent needs no environment, and a command could read its parent's: none of the host's is passed.
+            builder.environment().clear();
+            process = builder.start();
         } catch (IOException e) {
             throw ExecRefusals.couldNotStart(backendName, "the guest agent " + agent.getFileName(), e);
         }
