@@ -130,8 +130,8 @@ public final class AgentConnection implements AutoCloseable {
                                 + "the handshake within " + helloDeadline.toMillis() + " ms (sent every "
                                 + HELLO_RESEND.toMillis() + " ms"
                                 + (refused == null ? "" : "; it refused it with " + refused.describe())
-                                + "): check that the guest runs s4j-agent on this stream (for a microVM, that it booted: "
-                                + "see its console log), or allow it longer");
+                                + "): check that the guest runs s4j-agent on this stream (for a microVM, that it "
+                                + "booted: see its console log), or allow it longer");
                     }
                 } catch (ExecutionException broken) {
                     throw failure();

@@ -31,8 +31,8 @@ final class FrameStream {
         while (!plausible(prefix)) {
             if (!resync) {
                 throw new AgentProtocolViolation("a frame header is malformed (length " + u32(prefix, 0) + ", magic 0x"
-                        + Integer.toHexString(u16(prefix, 4)) + ", version " + (prefix[6] & 0xff) + "): the stream lost "
-                        + "sync or the peer is not a version-" + AgentProtocol.VERSION + " agent");
+                        + Integer.toHexString(u16(prefix, 4)) + ", version " + (prefix[6] & 0xff)
+                        + "): the stream lost sync or the peer is not a version-" + AgentProtocol.VERSION + " agent");
             }
             System.arraycopy(prefix, 1, prefix, 0, prefix.length - 1);
             readFully(prefix, prefix.length - 1, 1);

@@ -147,7 +147,8 @@ class AgentExecTest {
         Command flood = Command.argv("yes");
         assertThatThrownBy(() -> run(flood, capped))
                 .isInstanceOf(SandboxExecOutputLimitExceeded.class)
-                .hasMessage(ExecRefusals.outputCapExceeded(flood.toShellLine(), 100_000, ExecRefusals.KILLED_WITH_EVERY_PROCESS)
+                .hasMessage(ExecRefusals.outputCapExceeded(flood.toShellLine(), 100_000,
+                        ExecRefusals.KILLED_WITH_EVERY_PROCESS)
                         .getMessage());
         assertThat(heard.get()).isEqualTo(100_000);
         assertThat(agent.connection().isOpen()).isTrue();

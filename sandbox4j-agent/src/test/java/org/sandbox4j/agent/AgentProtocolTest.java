@@ -126,7 +126,8 @@ class AgentProtocolTest {
         try (FakeAgent fake = new FakeAgent()) {
             AgentConnection connection = fake.openAnswering();
             // A listener that never returns: the exec's thread takes nothing more, so its queue fills.
-            ExecOptions options = ExecOptions.in("/", SHORT).withListener((stream, chunk) -> sleep(Duration.ofSeconds(2)));
+            ExecOptions options = ExecOptions.in("/", SHORT)
+                    .withListener((stream, chunk) -> sleep(Duration.ofSeconds(2)));
             CompletableFuture<Object> exec = CompletableFuture.supplyAsync(() -> connection.exec(List.of("x"), "/",
                     Map.of(), options, "x"));
             waitForACall(connection);
