@@ -1,0 +1,281 @@
+package org.sandbox4j.agent;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ExecStream;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.spi.ExecCapture;
+import org.sandbox4j.core.spi.ExecRefusals;
+import org.sandbox4j.core.spi.GuestText;
+
+/**
+ * One exec over an {@link AgentConnection}, as every backend runs one: stdin fed through the
+ * agent's window, stdout and stderr into one {@link ExecCapture} (one cap for both, the caller's
+ * listener), output credit granted back only for what the capture kept, and the command's whole
+ * tree killed at the cap, at the deadline or when the caller's thread is interrupted, each then
+ * refused in {@link ExecRefusals}' words. A program that is not there exits 127 and one that may
+ * not be executed 126, with a line on stderr naming it; a missing working directory, or one that is
+ * not a directory, is the kit's typed refusal; any other launch failure is a
+ * {@link SandboxException} naming the backend, never an exit code. A command killed by signal
+ * {@code n} exits {@code 128 + n}, as a shell reports it.
+ */
+final class AgentExec {
+
+    /** How long the agent may take to report the exit of a command it was told to kill. */
+    static final Duration KILL_GRACE = Duration.ofSeconds(5);
+    /** Besides its output credit, what an exec may have waiting: its small frames (STARTED, acks, EXIT). */
+    private static final long SMALL_FRAMES_BYTES = 64 * 1024;
+    /** What a shell exits with for a program it cannot find, and for one it may not execute. */
+    static final int MISSING_PROGRAM_EXIT = 127;
+    static final int NOT_EXECUTABLE_EXIT = 126;
+    /** A command killed by signal n exits 128 + n, as a shell reports it. */
+    static final int SIGNAL_EXIT_BASE = 128;
+    private static final int MAX_EXIT_STATUS = 255;
+    private static final String KILLED = ExecRefusals.KILLED_WITH_EVERY_PROCESS;
+    /** EACCES: the only errno a LAUNCH error carries for a working directory the command may not enter. */
+    private static final int EACCES = 13;
+
+    private enum Ending { RAN, CAP, TIMEOUT, INTERRUPTED }
+
+    private final AgentConnection connection;
+    private final List<String> argv;
+    private final String cwd;
+    private final Map<String, String> env;
+    private final ExecOptions options;
+    private final String shellLine;
+    private final ExecCapture capture;
+    private final byte[] stdin;
+    private int stdinSent;
+    private long stdinUnacknowledged;
+    private boolean stdinClosed;
+
+    AgentExec(AgentConnection connection, List<String> argv, String cwd, Map<String, String> env,
+            ExecOptions options, String shellLine) {
+        if (argv.isEmpty()) {
+            throw new IllegalArgumentException("an exec needs a program: the argv is empty");
+        }
+        this.connection = connection;
+        this.argv = List.copyOf(argv);
+        this.cwd = cwd;
+        this.env = Map.copyOf(env);
+        this.options = options;
+        this.shellLine = shellLine;
+        this.capture = new ExecCapture(options, connection.backendName());
+        this.stdin = options.stdin().orElse(null);
+    }
+
+    ExecResult run() {
+        long start = System.nanoTime();
+        long deadline = start + options.timeout().toNanos();
+        PendingCall call = connection.register(2L * AgentProtocol.OUTPUT_WINDOW + SMALL_FRAMES_BYTES);
+        try {
+            connection.send(AgentProtocol.EXEC, call.id(), execPayload());
+            feedStdin(call);
+            Ending ending = Ending.RAN;
+            while (true) {
+                Frame frame;
+                try {
+                    frame = call.next(ending == Ending.RAN ? deadline : deadline + KILL_GRACE.toNanos());
+                } catch (InterruptedException e) {
+                    kill(call);
+                    awaitExitAfterInterrupt(call);
+                    Thread.currentThread().interrupt();
+                    throw ExecRefusals.interrupted(shellLine, "the command " + KILLED, e);
+                }
+                if (frame == null) {
+                    if (ending != Ending.RAN) {
+                        // Killed, and no EXIT within the grace: the refusal stands; late frames are dropped.
+                        break;
+                    }
+                    ending = Ending.TIMEOUT;
+                    kill(call);
+                    deadline = System.nanoTime();
+                    continue;
+                }
+                Optional<Integer> exit = handle(call, frame, ending != Ending.RAN);
+                if (ending == Ending.RAN && capture.stopped()) {
+                    ending = Ending.CAP;
+                    kill(call);
+                    deadline = System.nanoTime();
+                }
+                if (exit.isPresent()) {
+                    if (ending == Ending.TIMEOUT) {
+                        break;
+                    }
+                    Optional<RuntimeException> refused = capture.refusal(shellLine, KILLED);
+                    if (refused.isPresent()) {
+                        throw refused.get();
+                    }
+                    return new ExecResult(capture.stdout(), capture.stderr(), exit.get(),
+                            Duration.ofNanos(System.nanoTime() - start));
+                }
+            }
+            throw capture.refusal(shellLine, KILLED)
+                    .orElseGet(() -> ExecRefusals.timedOut(shellLine, options.timeout(), KILLED));
+        } finally {
+            connection.unregister(call);
+        }
+    }
+
+    private byte[] execPayload() {
+        List<String> variables = new ArrayList<>(env.size());
+        env.forEach((name, value) -> variables.add(name + "=" + value));
+        return Payload.create().u32(stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE).text(cwd).texts(argv)
+                .texts(variables).u32(AgentProtocol.OUTPUT_WINDOW).build();
+    }
+
+    /** Sends what stdin the agent's window has room for; closes it once all is sent. */
+    private void feedStdin(PendingCall call) {
+        if (stdin == null || stdinClosed) {
+            return;
+        }
+        while (stdinSent < stdin.length) {
+            int chunk = Math.min(AgentProtocol.STDIN_CHUNK_MAX, stdin.length - stdinSent);
+            if (stdinUnacknowledged + chunk > AgentProtocol.STDIN_WINDOW) {
+                return;
+            }
+            connection.send(AgentProtocol.STDIN, call.id(), Payload.create().bytes(stdin, stdinSent, chunk).build());
+            stdinSent += chunk;
+            stdinUnacknowledged += chunk;
+        }
+        connection.send(AgentProtocol.STDIN_CLOSE, call.id(), Payload.empty());
+        stdinClosed = true;
+    }
+
+    /**
+     * Takes one frame of the exec.
+     *
+     * @param killed whether the command was killed: its output is no longer kept or granted
+     * @return the exit code once the command ended
+     */
+    private Optional<Integer> handle(PendingCall call, Frame frame, boolean killed) {
+        switch (frame.type()) {
+            case AgentProtocol.STARTED:
+                return Optional.empty();
+            case AgentProtocol.OUT:
+                output(call, frame, killed);
+                return Optional.empty();
+            case AgentProtocol.STDIN_ACK:
+                long acknowledged = connection.decode(() -> frame.reader().u32());
+                if (acknowledged > stdinUnacknowledged) {
+                    throw connection.broken(new AgentProtocolViolation("the agent acknowledged " + acknowledged
+                            + " stdin bytes, more than the " + stdinUnacknowledged + " it had"));
+                }
+                stdinUnacknowledged -= acknowledged;
+                if (!killed) {
+                    feedStdin(call);
+                }
+                return Optional.empty();
+            case AgentProtocol.EXIT:
+                return Optional.of(exit(frame));
+            case AgentProtocol.ERROR:
+                throw refusal(connection.error(frame));
+            default:
+                throw connection.broken(new AgentProtocolViolation("the agent answered an exec with a frame of type 0x"
+                        + Integer.toHexString(frame.type())));
+        }
+    }
+
+    private void output(PendingCall call, Frame frame, boolean killed) {
+        PayloadReader reader = frame.reader();
+        int stream = connection.decode(reader::u8);
+        byte[] data = connection.decode(() -> reader.bytes(AgentProtocol.OUT_CHUNK_MAX, "output"));
+        if (stream != AgentProtocol.STDOUT && stream != AgentProtocol.STDERR) {
+            throw connection.broken(new AgentProtocolViolation("output on stream " + stream));
+        }
+        if (killed || capture.stopped()) {
+            return;
+        }
+        ExecStream which = stream == AgentProtocol.STDOUT ? ExecStream.STDOUT : ExecStream.STDERR;
+        // Credit goes back only for what the capture kept: past the cap the command is stopped, not fed.
+        if (capture.offer(which, data)) {
+            connection.send(AgentProtocol.OUTPUT_ACK, call.id(), Payload.create().u8(stream).u32(data.length).build());
+        }
+    }
+
+    private int exit(Frame frame) {
+        PayloadReader reader = frame.reader();
+        int how = connection.decode(reader::u8);
+        int code = connection.decode(reader::i32);
+        int launch = connection.decode(reader::u8);
+        if (how == AgentProtocol.SIGNALLED && launch == AgentProtocol.LAUNCH_RAN && code >= 1
+                && code <= AgentProtocol.MAX_SIGNAL) {
+            return SIGNAL_EXIT_BASE + code;
+        }
+        if (how != AgentProtocol.EXITED || code < 0 || code > MAX_EXIT_STATUS) {
+            throw connection.broken(new AgentProtocolViolation("an EXIT with how " + how + ", code " + code
+                    + ", launch " + launch));
+        }
+        switch (launch) {
+            case AgentProtocol.LAUNCH_RAN:
+                return code;
+            case AgentProtocol.LAUNCH_NOT_FOUND:
+                report(GuestText.quote(argv.get(0)) + ": not found");
+                return MISSING_PROGRAM_EXIT;
+            case AgentProtocol.LAUNCH_NOT_EXECUTABLE:
+                report(GuestText.quote(argv.get(0)) + ": permission denied (not executable)");
+                return NOT_EXECUTABLE_EXIT;
+            default:
+                throw connection.broken(new AgentProtocolViolation("an EXIT with launch " + launch));
+        }
+    }
+
+    /** A launch failure's line on stderr, as a shell would print one, through the capture like any output. */
+    private void report(String line) {
+        capture.offer(ExecStream.STDERR, (line + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    private SandboxException refusal(AgentError error) {
+        String workingDirectory = options.workingDirectory();
+        switch (error.code()) {
+            case CWD_NOT_FOUND:
+                return ExecRefusals.workingDirectoryMissing(workingDirectory);
+            case CWD_NOT_DIRECTORY:
+                return ExecRefusals.workingDirectoryNotADirectory(workingDirectory);
+            case LAUNCH:
+                if (error.errno() == EACCES) {
+                    return ExecRefusals.workingDirectoryNotEnterable(workingDirectory);
+                }
+                return launchFailed(error);
+            default:
+                return launchFailed(error);
+        }
+    }
+
+    private SandboxException launchFailed(AgentError error) {
+        return new SandboxException("backend '" + connection.backendName() + "': the guest agent could not start "
+                + GuestText.quote(shellLine) + ": " + error.describe() + "; nothing ran"
+                + (error.code() == AgentProtocol.ErrorCode.LIMIT ? ": too many commands run at once, run fewer" : ""));
+    }
+
+    private void kill(PendingCall call) {
+        try {
+            connection.send(AgentProtocol.KILL, call.id(), Payload.empty());
+        } catch (AgentConnectionFailed gone) {
+            // The connection broke: the agent kills every command of a session that ends.
+        }
+    }
+
+    /** After an interrupt: the agent's EXIT, within the grace, without being interrupted again. */
+    private void awaitExitAfterInterrupt(PendingCall call) {
+        long until = System.nanoTime() + KILL_GRACE.toNanos();
+        while (System.nanoTime() - until < 0) {
+            try {
+                Frame frame = call.next(until);
+                if (frame == null || frame.type() == AgentProtocol.EXIT || frame.type() == AgentProtocol.ERROR) {
+                    return;
+                }
+            } catch (InterruptedException again) {
+                // Already refusing for the interrupt: keep waiting out the grace.
+            } catch (AgentConnectionFailed gone) {
+                return;
+            }
+        }
+    }
+}
