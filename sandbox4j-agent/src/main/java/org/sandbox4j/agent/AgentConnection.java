@@ -220,7 +220,17 @@ public final class AgentConnection implements AutoCloseable {
      */
     public ExecResult exec(List<String> argv, String cwd, Map<String, String> env, ExecOptions options,
             String shellLine) {
-        return new AgentExec(this, argv, cwd, env, options, shellLine).run();
+        return new AgentExec(this, argv, cwd, env, options, shellLine, false).run();
+    }
+
+    /**
+     * As {@link #exec}, but with the agent's own identity rather than the unprivileged user it runs
+     * commands as: for the host's own setup of a guest (making a work dir and handing it to that
+     * user), never for a caller's command.
+     */
+    public ExecResult execAsAgent(List<String> argv, String cwd, Map<String, String> env, ExecOptions options,
+            String shellLine) {
+        return new AgentExec(this, argv, cwd, env, options, shellLine, true).run();
     }
 
     /** Fails every pending call and closes both streams. Idempotent. */

@@ -49,6 +49,7 @@ final class AgentExec {
     private final Map<String, String> env;
     private final ExecOptions options;
     private final String shellLine;
+    private final boolean asAgent;
     private final ExecCapture capture;
     private final byte[] stdin;
     private int stdinSent;
@@ -56,7 +57,7 @@ final class AgentExec {
     private boolean stdinClosed;
 
     AgentExec(AgentConnection connection, List<String> argv, String cwd, Map<String, String> env,
-            ExecOptions options, String shellLine) {
+            ExecOptions options, String shellLine, boolean asAgent) {
         if (argv.isEmpty()) {
             throw new IllegalArgumentException("an exec needs a program: the argv is empty");
         }
@@ -66,6 +67,7 @@ final class AgentExec {
         this.env = Map.copyOf(env);
         this.options = options;
         this.shellLine = shellLine;
+        this.asAgent = asAgent;
         this.capture = new ExecCapture(options, connection.backendName());
         this.stdin = options.stdin().orElse(null);
     }
@@ -126,7 +128,8 @@ final class AgentExec {
     private byte[] execPayload() {
         List<String> variables = new ArrayList<>(env.size());
         env.forEach((name, value) -> variables.add(name + "=" + value));
-        return Payload.create().u32(stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE).text(cwd).texts(argv)
+        int flags = (stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE) | (asAgent ? AgentProtocol.EXEC_AS_AGENT : 0);
+        return Payload.create().u32(flags).text(cwd).texts(argv)
                 .texts(variables).u32(AgentProtocol.OUTPUT_WINDOW).build();
     }
 

@@ -70,6 +70,8 @@ final class AgentProtocol {
 
     // EXEC flags, WRITE_OPEN flags
     static final int EXEC_STDIN_PIPE = 1;
+    /** Run with the agent's own identity, not its {@code --user}: for the host's own setup only. */
+    static final int EXEC_AS_AGENT = 2;
     static final int WRITE_MAY_REPLACE = 1;
 
     // EXIT fields

@@ -69,9 +69,9 @@ final class MicroVm implements AutoCloseable {
                     "install QEMU (apt-get install --no-install-recommends qemu-system-x86), or name it with "
                             + "MicroVmBackend.builder().qemu(path)", e);
         }
-        qemu.getOutputStream().close();
         ProcessPump.daemon(backendName + " qemu output", () -> qemuOutput.drain(qemu.getInputStream())).start();
         try {
+            qemu.getOutputStream().close();
             return connectTo(launch.directory(), launch.accelerator(), qemu.toHandle(), console, until, backendName);
         } catch (RuntimeException | IOException e) {
             kill(qemu.toHandle());

@@ -18,10 +18,7 @@ import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
-import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
-import org.sandbox4j.core.ExecOptions;
-import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
@@ -33,7 +30,6 @@ import org.sandbox4j.core.spi.BackendNames;
 import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestPaths;
-import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.KeyedLocks;
 import org.sandbox4j.core.spi.TreeRemoval;
 
@@ -137,8 +133,9 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         String workDir = GuestPaths.normalize(spec.workDir());
         return acquiring.withLock(record.conversation() + record.key() + record.kind(), () -> {
             MicroVm vm = warm(record).orElseGet(() -> boot(record));
-            MicroVmSandbox sandbox = new MicroVmSandbox(vm, name);
-            makeWorkDir(sandbox, workDir);
+            MicroVmSandbox sandbox = new MicroVmSandbox(vm, spec, name);
+            // The work dir exists by the time acquire returns, on a fresh guest and a warm one alike.
+            sandbox.makeWorkDir(workDir, WORK_DIR_TIMEOUT);
             return sandbox;
         });
     }
@@ -198,16 +195,6 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         }
         CONNECTED.put(directory, vm);
         return vm;
-    }
-
-    /** The spec's work dir exists by the time acquire returns, on a fresh guest and a warm one alike. */
-    private void makeWorkDir(MicroVmSandbox sandbox, String workDir) {
-        ExecResult made = sandbox.exec(Command.argv("/bin/mkdir", "-p", "--", workDir),
-                ExecOptions.in("/", WORK_DIR_TIMEOUT));
-        if (made.exitCode() != 0) {
-            throw new SandboxException("backend '" + name + "' could not make the work dir " + GuestText.quote(workDir)
-                    + " in the guest: " + GuestText.quote(made.stderrText()) + "; choose another work dir");
-        }
     }
 
     @Override

@@ -1,5 +1,6 @@
 package org.sandbox4j.microvm;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -7,10 +8,13 @@ import org.sandbox4j.agent.AgentFiles;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ConfinedFiles;
 import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
 
 /**
  * One guest as a sandbox: its commands and files both go through the guest agent, so nothing on
@@ -25,9 +29,10 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
     private final AgentFiles files;
     private final String backendName;
 
-    MicroVmSandbox(MicroVm vm, String backendName) {
+    /** A handle held to {@code spec}'s per-file transfer caps. */
+    MicroVmSandbox(MicroVm vm, SandboxSpec spec, String backendName) {
         this.vm = vm;
-        this.files = new AgentFiles(vm.agent(), backendName);
+        this.files = new AgentFiles(vm.agent(), backendName, spec.filesIn(), spec.filesOut());
         this.backendName = backendName;
     }
 
@@ -42,12 +47,36 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
      */
     @Override
     public ExecResult exec(Command command, ExecOptions options) {
-        List<String> argv = command instanceof Command.Shell shell ? List.of(SHELL, "-c", shell.line())
+        return vm.agent().exec(argv(command), GuestPaths.normalize(options.workingDirectory()),
+                environment(options), options, command.toShellLine());
+    }
+
+    /**
+     * Makes {@code workDir} when it is missing and hands it to the guest user: the host's own setup,
+     * run with the agent's identity, since the user may not write where the work dir's parents are.
+     */
+    void makeWorkDir(String workDir, Duration timeout) {
+        String script = "[ -d \"$1\" ] || { mkdir -p -- \"$1\" && chown " + QemuLaunch.GUEST_USER + " -- \"$1\"; }";
+        Command command = Command.argv(SHELL, "-c", script, "make-work-dir", workDir);
+        ExecOptions options = ExecOptions.in("/", timeout);
+        ExecResult made = vm.agent().execAsAgent(argv(command), "/", environment(options), options,
+                command.toShellLine());
+        if (made.exitCode() != 0) {
+            throw new SandboxException("backend '" + backendName + "' could not make the work dir "
+                    + GuestText.quote(workDir) + " in the guest: " + GuestText.quote(made.stderrText())
+                    + "; choose another work dir");
+        }
+    }
+
+    private static List<String> argv(Command command) {
+        return command instanceof Command.Shell shell ? List.of(SHELL, "-c", shell.line())
                 : ((Command.Argv) command).words();
+    }
+
+    private static Map<String, String> environment(ExecOptions options) {
         Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
         environment.putAll(options.environment());
-        return vm.agent().exec(argv, GuestPaths.normalize(options.workingDirectory()), environment, options,
-                command.toShellLine());
+        return environment;
     }
 
     MicroVm vm() {
