@@ -159,7 +159,8 @@ fi
 n=0
 while [ ! -b "$root" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
 mount -t ext4 -o ro "$root" /mnt/lower || { echo "init: cannot mount $root"; exec /s4j-agent $agent_args; }
-mount -t tmpfs -o "size=$overlay_size,mode=0755" tmpfs /mnt/rw
+# tmpfs's default inode count (half the guest's pages) runs out before its size does: size bounds it instead
+mount -t tmpfs -o "size=$overlay_size,nr_inodes=262144,mode=0755" tmpfs /mnt/rw
 mkdir -p /mnt/rw/upper /mnt/rw/work
 mount -t overlay overlay -o lowerdir=/mnt/lower,upperdir=/mnt/rw/upper,workdir=/mnt/rw/work /mnt/root
 mount --move /dev /mnt/root/dev

@@ -39,6 +39,7 @@ final class MicroVm implements AutoCloseable {
     private final ProcessHandle qemu;
     private final ByteRing console;
     private final AgentConnection agent;
+    private volatile boolean closed;
 
     private MicroVm(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
             AgentConnection agent) {
@@ -165,9 +166,15 @@ final class MicroVm implements AutoCloseable {
         return GuestText.quote(console.tail(DIAGNOSTIC_LINES));
     }
 
+    /** Whether this host closed the guest (disposed of it). */
+    boolean closed() {
+        return closed;
+    }
+
     /** Kills QEMU (the guest and every process in it end with it) and closes the connection. */
     @Override
     public void close() {
+        closed = true;
         try {
             agent.close();
         } finally {

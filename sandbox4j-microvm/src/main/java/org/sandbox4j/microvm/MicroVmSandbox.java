@@ -4,10 +4,15 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.sandbox4j.agent.AgentConnectionFailed;
 import org.sandbox4j.agent.AgentFiles;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.SandboxDisposed;
+import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ConfinedFiles;
@@ -47,8 +52,62 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
      */
     @Override
     public ExecResult exec(Command command, ExecOptions options) {
-        return vm.agent().exec(argv(command), GuestPaths.normalize(options.workingDirectory()),
-                environment(options), options, command.toShellLine());
+        return guarded(() -> vm.agent().exec(argv(command), GuestPaths.normalize(options.workingDirectory()),
+                environment(options), options, command.toShellLine()));
+    }
+
+    @Override
+    public void writeFile(String path, byte[] content, String workingDirectory) {
+        guarded(() -> {
+            files.writeFile(path, content, workingDirectory);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        return guarded(() -> files.stat(path, workingDirectory));
+    }
+
+    @Override
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        return guarded(() -> files.readFile(path, workingDirectory, maxBytes));
+    }
+
+    @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        return guarded(() -> files.listDir(path, workingDirectory));
+    }
+
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        guarded(() -> {
+            files.remove(path, workingDirectory, recursive);
+            return null;
+        });
+    }
+
+    /**
+     * Runs one call on the guest, and says what a broken connection means: the sandbox was disposed
+     * of (by this process or another: the guest is gone), or the guest died on its own.
+     */
+    private <T> T guarded(Supplier<T> call) {
+        if (vm.closed()) {
+            throw disposed("before this call", null);
+        }
+        try {
+            return call.get();
+        } catch (AgentConnectionFailed broken) {
+            if (vm.closed() || !vm.alive()) {
+                throw disposed("while the call ran", broken);
+            }
+            throw broken;
+        }
+    }
+
+    private SandboxDisposed disposed(String when, Throwable cause) {
+        return new SandboxDisposed("backend '" + backendName + "': this sandbox's guest (QEMU pid " + vm.pid()
+                + ") was disposed of, or ended, " + when + "; acquire the key again for a fresh one", cause);
     }
 
     /**
@@ -56,7 +115,10 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
      * run with the agent's identity, since the user may not write where the work dir's parents are.
      */
     void makeWorkDir(String workDir, Duration timeout) {
-        String script = "[ -d \"$1\" ] || { mkdir -p -- \"$1\" && chown " + QemuLaunch.GUEST_USER + " -- \"$1\"; }";
+        // Each directory it makes belongs to the user, so the user may also make siblings beside the work dir.
+        String script = "set -f; IFS=/; made=; for part in $1; do [ -n \"$part\" ] || continue; made=\"$made/$part\"; "
+                + "[ -d \"$made\" ] || { mkdir -- \"$made\" && chown " + QemuLaunch.GUEST_USER
+                + " -- \"$made\"; } || exit 1; done";
         Command command = Command.argv(SHELL, "-c", script, "make-work-dir", workDir);
         ExecOptions options = ExecOptions.in("/", timeout);
         ExecResult made = vm.agent().execAsAgent(argv(command), "/", environment(options), options,

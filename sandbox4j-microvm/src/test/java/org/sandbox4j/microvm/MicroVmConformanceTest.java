@@ -3,6 +3,7 @@ package org.sandbox4j.microvm;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.testkit.tck.ConformanceTarget;
@@ -16,6 +17,7 @@ class MicroVmConformanceTest extends ConformanceTestSuite {
 
     private static final Path STATE_ROOT = TestGuest.stateRoot();
     private static final List<MicroVmBackend> MADE = new ArrayList<>();
+    private static final int OVERLAY_MIB = 128;
 
     @Override
     protected ConformanceTarget target() {
@@ -23,11 +25,17 @@ class MicroVmConformanceTest extends ConformanceTestSuite {
             @Override
             public SandboxBackend newBackend() {
                 MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(STATE_ROOT)
-                        .build();
+                        .overlayMib(OVERLAY_MIB).build();
                 synchronized (MADE) {
                     MADE.add(backend);
                 }
                 return backend;
+            }
+
+            /** Everything a guest writes lands in its root overlay, bounded by the backend's overlay size. */
+            @Override
+            public Optional<Long> storageBound() {
+                return Optional.of(OVERLAY_MIB * 1024L * 1024L);
             }
 
             /** The guest's whole root is an overlay that lives as long as the guest: writes persist. */
