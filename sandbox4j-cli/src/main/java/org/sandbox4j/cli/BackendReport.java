@@ -19,6 +19,7 @@ import org.sandbox4j.core.SandboxImageNotUsable;
 import org.sandbox4j.docker.SandboxRuntimeMissing;
 import org.sandbox4j.local.BubblewrapBackend;
 import org.sandbox4j.local.ProcessBackend;
+import org.sandbox4j.microvm.MicroVmBackend;
 
 /**
  * What {@code doctor} says of one backend: whether it can run here, its rung and the floor, how it
@@ -65,7 +66,7 @@ record BackendReport(KnownBackend backend, Optional<Isolation> rung, boolean usa
         }
         known.missingHostFeature().ifPresent(feature -> {
             missing.add(feature);
-            fixes.add("sbx needs " + feature);
+            fixes.add(known.hostFeatureFix());
         });
         if (!missing.isEmpty()) {
             return new BackendReport(known, declared, false, meetsFloor, Optional.empty(), Optional.empty(), missing, fixes,
@@ -84,6 +85,13 @@ record BackendReport(KnownBackend backend, Optional<Isolation> rung, boolean usa
             fixes.add(unavailable.getMessage());
             return new BackendReport(known, declared, false, meetsFloor, Optional.empty(), Optional.empty(), missing, fixes,
                     List.of(), List.of());
+        }
+        if (backend instanceof MicroVmBackend microvm) {
+            try (microvm) {
+                return new BackendReport(known, declared, true, meetsFloor, Optional.of(microvm.accelerator()
+                        .accelerator().name()), Optional.of(microvm.limits()), missing, fixes, List.of(),
+                        microvm.diagnostics());
+            }
         }
         try {
             List<String> languages = new ArrayList<>();

@@ -16,6 +16,8 @@ import org.sandbox4j.docker.DockerBackend;
 import org.sandbox4j.docker.SandboxEngineUnreachable;
 import org.sandbox4j.local.BubblewrapBackend;
 import org.sandbox4j.local.ProcessBackend;
+import org.sandbox4j.microvm.GuestImage;
+import org.sandbox4j.microvm.MicroVmBackend;
 import org.sandbox4j.sbx.SbxBackend;
 import org.sandbox4j.sbx.SbxConfig;
 
@@ -31,14 +33,25 @@ enum KnownBackend {
             "install Docker Sandboxes (sbx): macOS brew install docker/tap/sbx, Windows winget install -h Docker.sbx, "
                     + "Ubuntu the docker-sbx apt package; then sbx login. It boots a microVM per sandbox, so it needs "
                     + "hardware virtualisation (/dev/kvm on Linux)"),
+    MICROVM(MicroVmBackend.DEFAULT_NAME, Isolation.MICROVM, "qemu-system-x86_64",
+            "install QEMU: apt-get install --no-install-recommends qemu-system-x86 (Debian, Ubuntu), dnf install "
+                    + "qemu-system-x86-core (Fedora); ./sandbox4j installs it itself when it runs as root with "
+                    + "apt-get"),
     /**
      * Docker Engine or Podman: no host program, and no rung of its own until built, because the
      * rung follows the runtime the engine confirms (runc: container, runsc: hardened_container).
      */
     DOCKER(DockerBackend.DEFAULT_NAME, null, null, null);
 
-    /** The backend {@code run} and {@code exec} use unless told otherwise. */
-    static final KnownBackend DEFAULT = BUBBLEWRAP;
+    /**
+     * The backend {@code run} and {@code exec} use unless told otherwise: a microVM, which meets the
+     * default floor, where QEMU and a guest are on this host; else bubblewrap, which the default floor
+     * refuses with the fix.
+     */
+    static KnownBackend preferred(Map<String, String> environment) {
+        return HostCommands.find(MICROVM.program, environment).isPresent() && GuestImage.installed().isPresent()
+                ? MICROVM : BUBBLEWRAP;
+    }
 
     /** Where a Linux host exposes hardware virtualisation. */
     static final Path KVM = Path.of("/dev/kvm");
@@ -117,6 +130,11 @@ enum KnownBackend {
                     stateDir.ifPresent(builder::stateRoot);
                     yield builder.build();
                 }
+                case MICROVM -> {
+                    MicroVmBackend.Builder builder = MicroVmBackend.builder().qemu(binary.get());
+                    stateDir.ifPresent(dir -> builder.stateRoot(dir.resolve("microvm")));
+                    yield builder.build();
+                }
                 case SBX -> {
                     SbxConfig.Builder builder = SbxConfig.builder().sbxPath(binary.get().toString());
                     stateDir.ifPresent(dir -> builder.workspaceRoot(dir.resolve("sbx-workspaces")));
@@ -165,8 +183,22 @@ enum KnownBackend {
                 + ErrorDetail.of(cause) + "); " + docker.engineFix();
     }
 
-    /** Whether this host lacks what the backend needs besides its program (for sbx: hardware virtualisation). */
+    /** What the backend needs besides its program, and how to get it. */
+    String hostFeatureFix() {
+        return this == MICROVM ? "./sandbox4j builds it on first use (as root with apt-get), or build it with "
+                + "sandbox4j-microvm/src/main/guest/build-guest.sh DIR ROOT_TAR and set " + GuestImage.DIRECTORY_VARIABLE
+                : "sbx needs hardware virtualisation: run on bare metal or in a VM with nested virtualisation";
+    }
+
+    /**
+     * Whether this host lacks what the backend needs besides its program (microvm: a guest; sbx:
+     * hardware virtualisation).
+     */
     Optional<String> missingHostFeature() {
+        if (this == MICROVM && GuestImage.installed().isEmpty()) {
+            return Optional.of("the microVM guest (kernel, initramfs, root disk) in " + GuestImage.defaultDirectory()
+                    + " or " + GuestImage.DIRECTORY_VARIABLE);
+        }
         if (this == SBX && System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux")
                 && !Files.exists(KVM)) {
             return Optional.of(KVM + " (hardware virtualisation): run on bare metal or in a VM with nested "

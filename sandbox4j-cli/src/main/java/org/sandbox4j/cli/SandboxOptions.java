@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
 final class SandboxOptions {
 
     @Option(names = "--backend", paramLabel = "NAME",
-            description = "bubblewrap (default), process, sbx or docker (env SANDBOX4J_BACKEND).")
+            description = "microvm (the default where QEMU and its guest are here), bubblewrap (the default "
+                    + "otherwise), process, sbx or docker (env SANDBOX4J_BACKEND).")
     String backend;
 
     @Option(names = "--floor", paramLabel = "RUNG",
@@ -47,7 +48,8 @@ final class SandboxOptions {
     DockerOptions docker = new DockerOptions();
 
     KnownBackend backend(Configuration configuration) {
-        return configuration.value(Setting.BACKEND, backend).map(KnownBackend::parse).orElse(KnownBackend.DEFAULT);
+        return configuration.value(Setting.BACKEND, backend).map(KnownBackend::parse)
+                .orElseGet(() -> KnownBackend.preferred(configuration.environment()));
     }
 
     Isolation floor(Configuration configuration) {

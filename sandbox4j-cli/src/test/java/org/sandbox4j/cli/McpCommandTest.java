@@ -49,7 +49,8 @@ class McpCommandTest {
         try (CliProcess cli = CliProcess.fresh()) {
             ServerParameters parameters = ServerParameters.builder(java())
                     .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--state-dir",
-                            cli.stateDir().toString(), "mcp", "--floor", "container", "--scope", "mcp-stdio-test", "--lang", "python,javascript")
+                            cli.stateDir().toString(), "mcp", "--backend", "bubblewrap", "--floor", "container",
+                            "--scope", "mcp-stdio-test", "--lang", "python,javascript")
                     .build();
             McpSyncClient client = McpClient.sync(new StdioClientTransport(parameters, McpJsonDefaults.getMapper()))
                     .requestTimeout(REQUEST_TIMEOUT).initializationTimeout(REQUEST_TIMEOUT).build();
@@ -74,7 +75,7 @@ class McpCommandTest {
         try (CliProcess cli = CliProcess.fresh()) {
             ServerParameters parameters = ServerParameters.builder(java())
                     .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--state-dir",
-                            cli.stateDir().toString(), "mcp", "--floor", "container", "--scope", "mcp-files-test",
+                            cli.stateDir().toString(), "mcp", "--backend", "bubblewrap", "--floor", "container", "--scope", "mcp-files-test",
                             "--file-tools")
                     .build();
             McpSyncClient client = McpClient.sync(new StdioClientTransport(parameters, McpJsonDefaults.getMapper()))
@@ -168,8 +169,8 @@ class McpCommandTest {
     void overHttpItNeedsTheBearerTokenAndRunsAProgram() throws Exception {
         try (CliProcess cli = CliProcess.fresh()) {
             ProcessBuilder builder = new ProcessBuilder(java(), "-cp", System.getProperty("java.class.path"),
-                    Main.class.getName(), "--state-dir", cli.stateDir().toString(), "mcp", "--floor", "container",
-                    "--scope", "mcp-http-test", "--http", "0");
+                    Main.class.getName(), "--state-dir", cli.stateDir().toString(), "mcp", "--backend", "bubblewrap",
+                    "--floor", "container", "--scope", "mcp-http-test", "--http", "0");
             builder.environment().put("SANDBOX4J_MCP_TOKEN", "s3cret-token");
             builder.environment().put("XDG_CONFIG_HOME", cli.configHome().toString());
             builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);

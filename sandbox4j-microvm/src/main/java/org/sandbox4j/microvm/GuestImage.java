@@ -39,10 +39,29 @@ public record GuestImage(Path kernel, Path initrd, Path root) {
                 directory.resolve(ROOT_FILE));
     }
 
-    /** The guest named by {@value #DIRECTORY_VARIABLE}, when it is set. */
-    public static Optional<GuestImage> fromEnvironment() {
-        String directory = System.getenv(DIRECTORY_VARIABLE);
-        return directory == null || directory.isBlank() ? Optional.empty() : Optional.of(at(Path.of(directory)));
+    /**
+     * The guest this host has: the directory {@value #DIRECTORY_VARIABLE} names, else
+     * {@link #defaultDirectory()} when a guest was built there; empty when neither holds one.
+     */
+    public static Optional<GuestImage> installed() {
+        String named = System.getenv(DIRECTORY_VARIABLE);
+        if (named != null && !named.isBlank()) {
+            return Optional.of(at(Path.of(named)));
+        }
+        GuestImage built = at(defaultDirectory());
+        return built.problem().isEmpty() ? Optional.of(built) : Optional.empty();
+    }
+
+    /**
+     * Where {@code ./sandbox4j} and {@code scripts/test.sh} leave the guest they build (a link to
+     * the build, named by its recipe's digest): {@code $XDG_CACHE_HOME/sandbox4j/microvm-guest},
+     * else {@code ~/.cache/sandbox4j/microvm-guest}.
+     */
+    public static Path defaultDirectory() {
+        String cache = System.getenv("XDG_CACHE_HOME");
+        Path base = cache != null && !cache.isBlank() ? Path.of(cache)
+                : Path.of(System.getProperty("user.home"), ".cache");
+        return base.resolve("sandbox4j").resolve("microvm-guest");
     }
 
     /** Why this guest cannot boot (a file missing or unreadable), or empty when all three are there. */

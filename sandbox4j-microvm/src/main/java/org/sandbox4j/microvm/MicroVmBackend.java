@@ -121,6 +121,19 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         return accelerator;
     }
 
+    /** What {@code doctor} shows: the accelerator and why, the guest, and what each guest may use. */
+    public List<String> diagnostics() {
+        return List.of(accelerator.reason(), "guest kernel: " + guest.kernel(), "guest root: " + guest.root(),
+                "per guest: " + memoryMib + " MiB of memory, " + cpus + " vCPU(s), " + processes + " processes, "
+                        + overlayMib + " MiB of writable storage (in guest memory)");
+    }
+
+    /** How each guest is bounded, in one line. */
+    public String limits() {
+        return memoryMib + " MiB guest RAM, " + cpus + " vCPU, " + processes + " processes, " + overlayMib
+                + " MiB writable";
+    }
+
     @Override
     public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
         Objects.requireNonNull(key, "key");
@@ -307,7 +320,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             return this;
         }
 
-        /** What guests boot. Default: {@link GuestImage#fromEnvironment()}; required when that is unset. */
+        /** What guests boot. Default: {@link GuestImage#installed()}; required when this host has none. */
         public Builder guest(GuestImage value) {
             this.guest = Objects.requireNonNull(value, "guest");
             return this;
@@ -372,10 +385,11 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
 
         public MicroVmBackend build() {
             if (guest == null) {
-                guest = GuestImage.fromEnvironment().orElseThrow(() -> new IllegalArgumentException("backend '" + name
+                guest = GuestImage.installed().orElseThrow(() -> new IllegalArgumentException("backend '" + name
                         + "' needs a guest to boot: name it with MicroVmBackend.builder().guest(GuestImage.at(dir)) "
-                        + "or set " + GuestImage.DIRECTORY_VARIABLE + " (build one with "
-                        + "sandbox4j-microvm/src/main/guest/build-guest.sh; scripts/test.sh does)"));
+                        + "or set " + GuestImage.DIRECTORY_VARIABLE + "; none is in " + GuestImage.defaultDirectory()
+                        + " (./sandbox4j and scripts/test.sh build one there with "
+                        + "sandbox4j-microvm/src/main/guest/build-guest.sh)"));
             }
             if (overlayMib > memoryMib) {
                 throw new IllegalArgumentException("the writable overlay (" + overlayMib + " MiB) lives in guest memory "

@@ -18,7 +18,7 @@ final class TestGuest {
     }
 
     static GuestImage image() {
-        return GuestImage.fromEnvironment().orElseThrow(() -> {
+        return GuestImage.installed().orElseThrow(() -> {
             String problem = System.getenv(PROBLEM);
             return new AssertionError(GuestImage.DIRECTORY_VARIABLE + " is not set, so the microVM guest is not "
                     + "provisioned: " + (problem == null || problem.isBlank() ? "run the build through scripts/test.sh, "
