@@ -75,11 +75,9 @@ provision() {
 # SANDBOX4J_TEST_IMAGE. When provisioning fails the variables say why (SANDBOX4J_ENGINES_PROBLEM), so
 # the engine tests fail with the reason instead of skipping.
 engine_dir=${SANDBOX4J_ENGINE_DIR:-/var/lib/s4j-engines}
-# The test image: Debian minbase with sh, coreutils, python3 (the kinds' interpreter and an egress bridge),
-# socat (the preferred bridge) and curl (the egress suites' client). Its tag is a digest of this recipe.
-image_suite=bookworm
-image_packages=python3,socat,curl
-image_recipe_version=1
+# The test image's recipe (also the microVM guest's root).
+# shellcheck source=scripts/image-recipe.sh
+. "$root/scripts/image-recipe.sh"
 
 # Whether the Engine API behind a unix socket answers its ping.
 engine_answers() {
@@ -167,21 +165,12 @@ provision_test_image() {
     tag=localhost/sandbox4j-test:$digest
     tarball=$engine_dir/images/rootfs-$digest.tar
     if [ ! -s "$tarball" ]; then
-        local mirror
-        mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-        mirror=${mirror:-http://deb.debian.org/debian}
-        staging=$(mktemp -d "$engine_dir/images/build.XXXXXX")
         say "building the test image's root file system (debootstrap $image_suite, $image_packages; about 2 min, once)"
-        if ! debootstrap --variant=minbase --include="$image_packages" "$image_suite" "$staging/root" "$mirror" \
-                >"$engine_dir/images/debootstrap.log" 2>&1; then
-            rm -rf "$staging"
+        if ! sandbox4j-microvm/src/main/guest/build-root.sh "$image_suite" "$image_packages" "$tarball" \
+                "$engine_dir/images/debootstrap.log"; then
             engine_problem "debootstrap failed; see $engine_dir/images/debootstrap.log"
             return 1
         fi
-        rm -rf "$staging/root/var/cache/apt/archives/"*.deb "$staging/root/var/lib/apt/lists/"* \
-            "$staging/root/usr/share/doc" "$staging/root/usr/share/man" "$staging/root/usr/share/locale"
-        tar --numeric-owner -C "$staging/root" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
-        rm -rf "$staging"
     fi
     if ! DOCKER_HOST=unix://$engine_dir/docker.sock docker image inspect "$tag" >/dev/null 2>&1; then
         say "importing $tag into dockerd"
@@ -251,6 +240,13 @@ provision_microvm_guest() {
     fi
     say "microVM guest: $guest"
     export SANDBOX4J_MICROVM_GUEST=$guest
+    # Where ./sandbox4j looks when the variable is unset (GuestImage.defaultDirectory): the README's first
+    # command then finds this guest too.
+    local default_guest=${XDG_CACHE_HOME:-$HOME/.cache}/sandbox4j/microvm-guest
+    mkdir -p "$(dirname "$default_guest")"
+    if [ -L "$default_guest" ] || [ ! -e "$default_guest" ]; then
+        ln -sfn "$guest" "$default_guest"
+    fi
 }
 
 # One closing line over every module's Surefire and Failsafe reports, so the whole run reads as one count.

@@ -79,6 +79,10 @@ final class DoctorCommand implements Callable<Integer> {
                     report.rung().map(Isolation::wire).orElse(UNKNOWN), usable,
                     report.meetsFloor().map(meets -> meets ? "meets" : "below").orElse("-"),
                     report.limits().orElse("-")));
+            if (report.backend() == KnownBackend.MICROVM && report.usable() && !report.details().isEmpty()) {
+                // Which accelerator its guests boot under, and why (TCG: slower, still a hypervisor boundary).
+                out.append("    accelerator: ").append(report.details().get(0)).append('\n');
+            }
             if (!report.languages().isEmpty()) {
                 out.append("    languages: ").append(String.join(", ", report.languages())).append('\n');
             }
