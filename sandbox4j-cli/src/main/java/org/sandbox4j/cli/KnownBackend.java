@@ -186,8 +186,8 @@ enum KnownBackend {
     /** What the backend needs besides its program, and how to get it. */
     String hostFeatureFix() {
         return this == MICROVM ? "./sandbox4j builds it on first use (as root with apt-get), or build it with "
-                + "sandbox4j-microvm/src/main/guest/build-guest.sh DIR ROOT_TAR and set " + GuestImage.DIRECTORY_VARIABLE
-                : "sbx needs hardware virtualisation: run on bare metal or in a VM with nested virtualisation";
+                + "sandbox4j-microvm/src/main/guest/build-guest.sh DIR ROOT_TAR and set "
+                + GuestImage.DIRECTORY_VARIABLE : "sbx needs hardware virtualisation: run on bare metal or in a VM with nested virtualisation";
     }
 
     /**

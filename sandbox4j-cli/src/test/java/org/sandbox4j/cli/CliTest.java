@@ -208,7 +208,8 @@ class CliTest {
                 .containsEntry("runs", false);
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> backends = (List<Map<String, Object>>) report.get("backends");
-        assertThat(backends).extracting(b -> b.get("name")).containsExactly("bubblewrap", "process", "sbx", "microvm", "docker");
+        assertThat(backends).extracting(b -> b.get("name"))
+                .containsExactly("bubblewrap", "process", "sbx", "microvm", "docker");
         Map<String, Object> bubblewrap = backends.get(0);
         assertThat(bubblewrap).containsEntry("usable", true).containsEntry("rung", "container")
                 .containsEntry("meetsFloor", false);

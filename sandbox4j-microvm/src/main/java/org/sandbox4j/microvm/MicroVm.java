@@ -78,7 +78,8 @@ final class MicroVm implements AutoCloseable {
             kill(qemu.toHandle());
             throw new SandboxException("backend '" + backendName + "': the guest did not come up within "
                     + deadline.toSeconds() + " s under " + launch.accelerator() + " (" + ErrorDetail.of(e)
-                    + "); QEMU said: " + GuestText.quote(qemuOutput.tail(DIAGNOSTIC_LINES)) + "; the console ended with: "
+                    + "); QEMU said: " + GuestText.quote(qemuOutput.tail(DIAGNOSTIC_LINES))
+                    + "; the console ended with: "
                     + GuestText.quote(console.tail(DIAGNOSTIC_LINES)), e);
         }
     }

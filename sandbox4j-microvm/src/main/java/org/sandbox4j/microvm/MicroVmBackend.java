@@ -95,7 +95,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         this.bootDeadline = builder.bootDeadline;
         this.accelerator = builder.accelerator.map(chosen -> new Accelerator.Choice(chosen, chosen + ": as configured"))
                 .orElseGet(Accelerator::probeHost);
-        QemuLaunch.requireSocketRoom(stateRoot.resolve(DIRECTORY_PREFIX + "0".repeat(DIRECTORY_RANDOM_BYTES * 2)), name);
+        QemuLaunch.requireSocketRoom(stateRoot.resolve(DIRECTORY_PREFIX + "0".repeat(DIRECTORY_RANDOM_BYTES * 2)),
+                name);
         guest.problem().ifPresent(problem -> {
             throw new IllegalArgumentException("backend '" + name + "': " + problem);
         });
@@ -392,8 +393,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
                         + "sandbox4j-microvm/src/main/guest/build-guest.sh)"));
             }
             if (overlayMib > memoryMib) {
-                throw new IllegalArgumentException("the writable overlay (" + overlayMib + " MiB) lives in guest memory "
-                        + "and cannot exceed it (" + memoryMib + " MiB)");
+                throw new IllegalArgumentException("the writable overlay (" + overlayMib + " MiB) lives in guest "
+                        + "memory and cannot exceed it (" + memoryMib + " MiB)");
             }
             return new MicroVmBackend(this);
         }

@@ -22,6 +22,7 @@ import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.TreeRemoval;
 
 /** What the TCK does not cover: the guest's own kernel, the accelerator, dead and orphaned guests, boot failure. */
 class MicroVmBackendTest {
@@ -32,8 +33,9 @@ class MicroVmBackendTest {
             .build();
 
     @AfterEach
-    void closeBackend() {
+    void closeBackend() throws IOException {
         backend.close();
+        TreeRemoval.remove(stateRoot, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
     }
 
     private static SandboxKey key(String thread) {
@@ -69,7 +71,8 @@ class MicroVmBackendTest {
 
     @Test
     void onlyClosedEgressIsServed() {
-        SandboxSpec allowlist = SandboxSpec.builder("python").egress(Egress.ALLOWLIST).egressAllow("example.org").build();
+        SandboxSpec allowlist = SandboxSpec.builder("python").egress(Egress.ALLOWLIST).egressAllow("example.org")
+                .build();
         assertThatThrownBy(() -> backend.acquire(key("egress"), allowlist))
                 .isInstanceOf(SandboxEgressNotEnforced.class).hasMessageContaining("no network device");
         assertThat(guestDirectories()).isEmpty();
@@ -132,6 +135,7 @@ class MicroVmBackendTest {
                 .hasMessageContaining("QEMU said");
         assertThat(guestDirectories()).isEmpty();
         unbootable.close();
+        TreeRemoval.remove(broken, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
     }
 
     private List<Path> guestDirectories() {

@@ -1,11 +1,13 @@
 package org.sandbox4j.microvm;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.sandbox4j.core.SandboxBackend;
+import org.sandbox4j.core.spi.TreeRemoval;
 import org.sandbox4j.testkit.tck.ConformanceTarget;
 import org.sandbox4j.testkit.tck.ConformanceTestSuite;
 
@@ -47,9 +49,10 @@ class MicroVmConformanceTest extends ConformanceTestSuite {
     }
 
     @AfterAll
-    static void endEveryGuest() {
+    static void endEveryGuest() throws IOException {
         synchronized (MADE) {
             MADE.forEach(MicroVmBackend::close);
         }
+        TreeRemoval.remove(STATE_ROOT, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
     }
 }

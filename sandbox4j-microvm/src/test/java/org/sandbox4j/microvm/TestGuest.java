@@ -21,8 +21,9 @@ final class TestGuest {
         return GuestImage.installed().orElseThrow(() -> {
             String problem = System.getenv(PROBLEM);
             return new AssertionError(GuestImage.DIRECTORY_VARIABLE + " is not set, so the microVM guest is not "
-                    + "provisioned: " + (problem == null || problem.isBlank() ? "run the build through scripts/test.sh, "
-                    + "which installs QEMU and builds the guest" : "provisioning failed: " + problem));
+                    + "provisioned: " + (problem == null || problem.isBlank()
+                    ? "run the build through scripts/test.sh, which installs QEMU and builds the guest"
+                    : "provisioning failed: " + problem));
         });
     }
 
