@@ -79,6 +79,9 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private final int overlayMib;
     private final int processes;
     private final Duration bootDeadline;
+    private final Optional<QemuLaunch.Unprivileged> runAs;
+    /** Who QEMU runs as, and why, for {@link #diagnostics()}. */
+    private final String qemuUser;
     private final KeyedLocks<String> acquiring = new KeyedLocks<>();
     private final Set<Path> booted = ConcurrentHashMap.newKeySet();
     private volatile Accelerator.Choice accelerator;
@@ -93,6 +96,15 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         this.overlayMib = builder.overlayMib;
         this.processes = builder.processes;
         this.bootDeadline = builder.bootDeadline;
+        try {
+            Files.createDirectories(stateRoot);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("backend '" + name + "' cannot make its state root " + stateRoot + ": "
+                    + ErrorDetail.of(e) + "; choose another with MicroVmBackend.builder().stateRoot(path)", e);
+        }
+        UnprivilegedQemu unprivileged = UnprivilegedQemu.decide(stateRoot, guest);
+        this.runAs = unprivileged.user();
+        this.qemuUser = unprivileged.reason();
         this.accelerator = builder.accelerator.map(chosen -> new Accelerator.Choice(chosen, chosen + ": as configured"))
                 .orElseGet(Accelerator::probeHost);
         QemuLaunch.requireSocketRoom(stateRoot.resolve(DIRECTORY_PREFIX + "0".repeat(DIRECTORY_RANDOM_BYTES * 2)),
@@ -100,6 +112,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         guest.problem().ifPresent(problem -> {
             throw new IllegalArgumentException("backend '" + name + "': " + problem);
         });
+
         reapOrphans();
     }
 
@@ -124,7 +137,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
 
     /** What {@code doctor} shows: the accelerator and why, the guest, and what each guest may use. */
     public List<String> diagnostics() {
-        return List.of(accelerator.reason(), "guest kernel: " + guest.kernel(), "guest root: " + guest.root(),
+        return List.of(accelerator.reason(), qemuUser,
+                "guest kernel: " + guest.kernel(), "guest root: " + guest.root(),
                 "per guest: " + memoryMib + " MiB of memory, " + cpus + " vCPU(s), " + processes + " processes, "
                         + overlayMib + " MiB of writable storage (in guest memory)");
     }
@@ -179,6 +193,11 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(
                     PosixFilePermissions.fromString("rwx------")));
             record.writeTo(directory);
+            if (runAs.isPresent()) {
+                // QEMU, running as that user, makes its sockets and pid file here; nothing else of the host's.
+                Files.setAttribute(directory, "unix:uid", runAs.get().uid());
+                Files.setAttribute(directory, "unix:gid", runAs.get().gid());
+            }
         } catch (IOException e) {
             throw new SandboxException("backend '" + name + "' could not make a sandbox directory under " + stateRoot
                     + ": " + ErrorDetail.of(e) + "; check that the state root is writable, or choose another with "
@@ -187,7 +206,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         booted.add(directory);
         Accelerator.Choice choice = accelerator;
         QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, processes,
-                directory);
+                directory, runAs);
         MicroVm vm;
         try {
             vm = MicroVm.boot(launch, bootDeadline, name);
@@ -313,8 +332,9 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
 
         /**
          * Where each guest's directory (sockets, pid file, record) lives; instances sharing it share
-         * the guests. Default {@code $XDG_STATE_HOME/sandbox4j/microvm}, else
-         * {@code ~/.local/state/sandbox4j/microvm}. Unix socket paths must fit 107 bytes.
+         * the guests. Default {@code $XDG_STATE_HOME/sandbox4j/microvm}, else (root)
+         * {@code /var/lib/sandbox4j/microvm}, else {@code ~/.local/state/sandbox4j/microvm}. Unix socket
+         * paths must fit 107 bytes.
          */
         public Builder stateRoot(Path value) {
             this.stateRoot = Objects.requireNonNull(value, "stateRoot");
@@ -399,11 +419,16 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             return new MicroVmBackend(this);
         }
 
+        /** Root's default is under /var/lib, which nobody (who QEMU runs as) may enter; root's home it may not. */
         private static Path defaultStateRoot() {
             String state = System.getenv("XDG_STATE_HOME");
-            Path base = state != null && !state.isBlank() ? Path.of(state)
-                    : Path.of(System.getProperty("user.home"), ".local", "state");
-            return base.resolve("sandbox4j").resolve("microvm");
+            if (state != null && !state.isBlank()) {
+                return Path.of(state, "sandbox4j", "microvm");
+            }
+            if ("root".equals(System.getProperty("user.name"))) {
+                return Path.of("/var/lib/sandbox4j/microvm");
+            }
+            return Path.of(System.getProperty("user.home"), ".local", "state", "sandbox4j", "microvm");
         }
     }
 }

@@ -25,9 +25,15 @@ import java.util.regex.Pattern;
  * @param overlayMib  the most the guest's writable overlay (its whole writable file system) may hold
  * @param processes   the most tasks the guest's commands may run together (the agent's {@code pids.max})
  * @param directory   the sandbox's host directory: its sockets and QEMU's pid file
+ * @param runAs       the unprivileged uid and gid QEMU runs as, started by {@code setpriv} with no
+ *                    groups, no capabilities and {@code no_new_privs}; empty to run it as this user
  */
 record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memoryMib, int cpus, int overlayMib,
-        int processes, Path directory) {
+        int processes, Path directory, Optional<Unprivileged> runAs) {
+
+    /** Who QEMU runs as when the host user is root: the emulator is the guest's first attack surface. */
+    record Unprivileged(Path setpriv, int uid, int gid) {
+    }
 
     static final String AGENT_SOCKET = "agent.sock";
     static final String CONSOLE_SOCKET = "console.sock";
@@ -45,10 +51,11 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
         Objects.requireNonNull(guest, "guest");
         Objects.requireNonNull(accelerator, "accelerator");
         Objects.requireNonNull(directory, "directory");
+        Objects.requireNonNull(runAs, "runAs");
     }
 
     QemuLaunch with(Accelerator other) {
-        return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, processes, directory);
+        return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, processes, directory, runAs);
     }
 
     Path agentSocket() {
@@ -65,7 +72,10 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
 
     /** The whole command line. */
     List<String> argv() {
-        List<String> argv = new ArrayList<>(List.of(qemu.toString(),
+        List<String> argv = new ArrayList<>();
+        runAs.ifPresent(user -> argv.addAll(List.of(user.setpriv().toString(), "--reuid=" + user.uid(),
+                "--regid=" + user.gid(), "--clear-groups", "--inh-caps=-all", "--no-new-privs", "--")));
+        argv.addAll(List.of(qemu.toString(),
                 "-M", "microvm,isa-serial=on,rtc=on",
                 "-accel", accelerator.qemuOption(),
                 "-m", memoryMib + "M",

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -70,6 +71,17 @@ class MicroVmBackendTest {
     }
 
     @Test
+    void asRootQemuRunsAsNobody() throws IOException {
+        backend.acquire(key("nobody"), SandboxSpec.builder("python").build());
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        int qemuUid = (Integer) Files.getAttribute(Path.of("/proc/" + onlyRecordedQemu().pid()), "unix:uid");
+
+        assertThat(qemuUid).isEqualTo(uid == 0 ? UnprivilegedQemu.NOBODY : uid);
+        assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line).startsWith("QEMU runs as "
+                + (uid == 0 ? "nobody" : "this user")));
+    }
+
+    @Test
     void onlyClosedEgressIsServed() {
         SandboxSpec allowlist = SandboxSpec.builder("python").egress(Egress.ALLOWLIST).egressAllow("example.org")
                 .build();
@@ -122,7 +134,9 @@ class MicroVmBackendTest {
 
     @Test
     void aGuestThatCannotBootIsRefusedWithItsLastWordsAndLeavesNoQemu() throws IOException {
-        Path broken = Files.createTempDirectory("s4jbroken");
+        // Readable by every user: as root, QEMU runs as nobody.
+        Path broken = Files.createTempDirectory("s4jbroken", PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwxr-xr-x")));
         GuestImage real = TestGuest.image();
         Files.writeString(broken.resolve(GuestImage.KERNEL_FILE), "not a kernel", StandardCharsets.UTF_8);
         Files.createSymbolicLink(broken.resolve(GuestImage.INITRD_FILE), real.initrd());

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * The guest the tests boot: {@code scripts/test.sh} installs QEMU, builds it and exports its
@@ -32,9 +33,11 @@ final class TestGuest {
         return MicroVmBackend.builder().guest(image()).stateRoot(stateRoot());
     }
 
+    /** Every user may enter it (not list it): as root, QEMU runs as nobody and makes its sockets below. */
     static Path stateRoot() {
         try {
-            return Files.createTempDirectory(Path.of("/tmp"), "s4jvm");
+            return Files.createTempDirectory(Path.of("/tmp"), "s4jvm",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx--x--x")));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
