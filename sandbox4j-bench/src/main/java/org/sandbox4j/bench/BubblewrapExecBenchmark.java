@@ -27,7 +27,8 @@ public class BubblewrapExecBenchmark extends WarmSandboxBenchmark<BubblewrapBack
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final Command TRUE = Command.argv("/bin/true");
 
-    private ExecOptions options;
+    /** Also {@link MicroVmBenchmark}'s, which runs its bubblewrap rows on this warm sandbox. */
+    ExecOptions options;
     private List<String> directLine;
 
     @Override
