@@ -66,7 +66,7 @@ public class MicroVmBenchmark extends WarmSandboxBenchmark<MicroVmBackend> {
     }
 
     static GuestImage guestImage() {
-        return GuestImage.fromEnvironment().orElseThrow(() -> new IllegalStateException("set "
+        return GuestImage.installed().orElseThrow(() -> new IllegalStateException("set "
                 + GuestImage.DIRECTORY_VARIABLE + " to the directory sandbox4j-microvm/src/main/guest/build-guest.sh "
                 + "printed"));
     }

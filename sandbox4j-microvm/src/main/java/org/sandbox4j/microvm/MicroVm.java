@@ -1,16 +1,10 @@
 package org.sandbox4j.microvm;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +25,6 @@ final class MicroVm implements AutoCloseable {
 
     private static final int DIAGNOSTIC_BYTES = 16 * 1024;
     private static final int DIAGNOSTIC_LINES = 12;
-    private static final Duration POLL = Duration.ofMillis(10);
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
 
     private final Path directory;
@@ -106,39 +99,18 @@ final class MicroVm implements AutoCloseable {
 
     private static MicroVm connectTo(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
             long until, String backendName) throws IOException {
-        SocketChannel consoleChannel = connect(directory.resolve(QemuLaunch.CONSOLE_SOCKET), qemu, until);
-        ProcessPump.daemon(backendName + " console", () -> console.drain(input(consoleChannel))).start();
-        SocketChannel agentChannel = connect(directory.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
+        SocketChannel consoleChannel = QemuSockets.connect(directory.resolve(QemuLaunch.CONSOLE_SOCKET), qemu, until);
+        ProcessPump.daemon(backendName + " console", () -> console.drain(QemuSockets.input(consoleChannel))).start();
+        SocketChannel agentChannel = QemuSockets.connect(directory.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
         try {
             Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 0));
-            AgentConnection agent = AgentConnection.open(input(agentChannel), output(agentChannel), backendName, left);
+            AgentConnection agent = AgentConnection.open(QemuSockets.input(agentChannel), QemuSockets.output(agentChannel),
+                    backendName, left);
             return new MicroVm(directory, accelerator, qemu, console, agent);
         } catch (RuntimeException e) {
             agentChannel.close();
             consoleChannel.close();
             throw e;
-        }
-    }
-
-    /** Connects to a socket QEMU serves, as soon as it is there, until the deadline or QEMU's exit. */
-    private static SocketChannel connect(Path socket, ProcessHandle qemu, long until) throws IOException {
-        while (true) {
-            if (Files.exists(socket)) {
-                SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
-                try {
-                    channel.connect(UnixDomainSocketAddress.of(socket));
-                    return channel;
-                } catch (IOException notListeningYet) {
-                    channel.close();
-                }
-            }
-            if (!qemu.isAlive()) {
-                throw new IOException("QEMU exited before serving " + socket);
-            }
-            if (System.nanoTime() > until) {
-                throw new IOException("QEMU did not serve " + socket + " in time");
-            }
-            sleep(POLL);
         }
     }
 
@@ -220,59 +192,5 @@ final class MicroVm implements AutoCloseable {
                         .filter(line -> line.contains("path=" + agentSocket + ",")).isPresent());
     }
 
-    private static void sleep(Duration duration) {
-        try {
-            Thread.sleep(duration.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SandboxException("interrupted while waiting for the guest to come up", e);
-        }
-    }
 
-    /**
-     * A socket's reading half. Not {@code Channels.newInputStream}: its streams take the channel's
-     * blocking lock on every call, so a read waiting for the guest would block every write.
-     */
-    private static InputStream input(SocketChannel channel) {
-        return new InputStream() {
-            @Override
-            public int read() throws IOException {
-                byte[] one = new byte[1];
-                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-            }
-
-            @Override
-            public int read(byte[] bytes, int offset, int length) throws IOException {
-                Objects.checkFromIndexSize(offset, length, bytes.length);
-                return length == 0 ? 0 : channel.read(ByteBuffer.wrap(bytes, offset, length));
-            }
-
-            @Override
-            public void close() throws IOException {
-                channel.close();
-            }
-        };
-    }
-
-    private static OutputStream output(SocketChannel channel) {
-        return new OutputStream() {
-            @Override
-            public void write(int b) throws IOException {
-                write(new byte[] {(byte) b}, 0, 1);
-            }
-
-            @Override
-            public void write(byte[] bytes, int offset, int length) throws IOException {
-                ByteBuffer buffer = ByteBuffer.wrap(bytes, offset, length);
-                while (buffer.hasRemaining()) {
-                    channel.write(buffer);
-                }
-            }
-
-            @Override
-            public void close() throws IOException {
-                channel.close();
-            }
-        };
-    }
 }
