@@ -1,10 +1,15 @@
 package org.sandbox4j.microvm;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +31,8 @@ final class MicroVm implements AutoCloseable {
     private static final int DIAGNOSTIC_BYTES = 16 * 1024;
     private static final int DIAGNOSTIC_LINES = 12;
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
+    private static final int RESEED_BYTES = 64;
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
     private final Accelerator accelerator;
@@ -50,14 +57,38 @@ final class MicroVm implements AutoCloseable {
      *                          come up; the process is gone by then
      */
     static MicroVm boot(QemuLaunch launch, Duration deadline, String backendName) {
+        return start(launch, List.of(), Optional.empty(), deadline, backendName);
+    }
+
+    /** Boots a guest to snapshot: the same as {@link #boot}, with a QMP monitor to migrate it through. */
+    static MicroVm bootTemplate(QemuLaunch launch, Duration deadline, String backendName) {
+        return start(launch, launch.monitorArguments(), Optional.empty(), deadline, backendName);
+    }
+
+    /**
+     * Starts QEMU waiting for an incoming migration, streams {@code snapshot} into it, connects to the
+     * agent (which answers a new handshake) and reseeds the guest's random pool before anything else
+     * runs: every guest restored from one snapshot starts with the same pool.
+     *
+     * @throws SandboxException the snapshot was refused or the guest did not answer; QEMU is gone by then
+     */
+    static MicroVm restore(QemuLaunch launch, Path snapshot, Duration deadline, String backendName) {
+        return start(launch, launch.restoreArguments(), Optional.of(snapshot), deadline, backendName);
+    }
+
+    private static MicroVm start(QemuLaunch launch, List<String> extraArguments, Optional<Path> snapshot,
+            Duration deadline, String backendName) {
         long until = System.nanoTime() + deadline.toNanos();
         ByteRing qemuOutput = new ByteRing(DIAGNOSTIC_BYTES);
         ByteRing console = new ByteRing(DIAGNOSTIC_BYTES);
         Process qemu;
         try {
-            Files.deleteIfExists(launch.agentSocket());
-            Files.deleteIfExists(launch.consoleSocket());
-            qemu = new ProcessBuilder(launch.argv()).redirectErrorStream(true).start();
+            for (Path socket : List.of(launch.agentSocket(), launch.consoleSocket(), launch.restoreSocket())) {
+                Files.deleteIfExists(socket);
+            }
+            List<String> argv = new ArrayList<>(launch.argv());
+            argv.addAll(extraArguments);
+            qemu = new ProcessBuilder(argv).redirectErrorStream(true).start();
         } catch (IOException e) {
             throw ExecRefusals.couldNotStart(backendName, launch.qemu().toString(),
                     "install QEMU (apt-get install --no-install-recommends qemu-system-x86), or name it with "
@@ -66,14 +97,35 @@ final class MicroVm implements AutoCloseable {
         ProcessPump.daemon(backendName + " qemu output", () -> qemuOutput.drain(qemu.getInputStream())).start();
         try {
             qemu.getOutputStream().close();
-            return connectTo(launch.directory(), launch.accelerator(), qemu.toHandle(), console, until, backendName);
+            if (snapshot.isPresent()) {
+                streamSnapshot(snapshot.get(), launch.restoreSocket(), qemu.toHandle(), until);
+            }
+            MicroVm vm = connectTo(launch.directory(), launch.accelerator(), qemu.toHandle(), console, until,
+                    backendName);
+            if (snapshot.isPresent()) {
+                byte[] seed = new byte[RESEED_BYTES];
+                RANDOM.nextBytes(seed);
+                vm.agent().reseed(seed);
+            }
+            return vm;
         } catch (RuntimeException | IOException e) {
             kill(qemu.toHandle());
-            throw new SandboxException("backend '" + backendName + "': the guest did not come up within "
+            throw new SandboxException("backend '" + backendName + "': the guest did not come up"
+                    + (snapshot.isPresent() ? " from the snapshot " + snapshot.get() : "") + " within "
                     + deadline.toSeconds() + " s under " + launch.accelerator() + " (" + ErrorDetail.of(e)
                     + "); QEMU said: " + GuestText.quote(qemuOutput.tail(DIAGNOSTIC_LINES))
                     + "; the console ended with: "
                     + GuestText.quote(console.tail(DIAGNOSTIC_LINES)), e);
+        }
+    }
+
+    /** Copies the snapshot into the socket QEMU serves for {@code -incoming}, under the deadline. */
+    private static void streamSnapshot(Path snapshot, Path socket, ProcessHandle qemu, long until)
+            throws IOException {
+        try (SocketChannel channel = QemuSockets.connect(socket, qemu, until);
+                QemuSockets.Guard deadline = QemuSockets.closeAt(until, channel);
+                InputStream in = Files.newInputStream(snapshot, LinkOption.NOFOLLOW_LINKS)) {
+            in.transferTo(QemuSockets.output(channel));
         }
     }
 
@@ -120,6 +172,10 @@ final class MicroVm implements AutoCloseable {
 
     long pid() {
         return qemu.pid();
+    }
+
+    ProcessHandle process() {
+        return qemu;
     }
 
     boolean alive() {

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.sandbox4j.core.BackendDeclarations;
@@ -63,12 +64,16 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             .osFamilies(OsFamily.POSIX)
             .build();
     private static final String DIRECTORY_PREFIX = "vm-";
+    /** A snapshot template's directory: as long as a sandbox's, so its sockets fit too. */
+    private static final String TEMPLATE_PREFIX = "vs-";
     private static final int DIRECTORY_RANDOM_BYTES = 6;
     private static final Duration WORK_DIR_TIMEOUT = Duration.ofSeconds(30);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(MicroVmBackend.class.getName());
     /** Every guest this JVM is connected to, by directory: instances over one state root share them. */
     private static final Map<Path, MicroVm> CONNECTED = new ConcurrentHashMap<>();
+    /** One template at a time per snapshot file in this JVM; other processes may make the same one, harmlessly. */
+    private static final KeyedLocks<Path> MAKING = new KeyedLocks<>();
 
     private final String name;
     private final Path stateRoot;
@@ -82,7 +87,15 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private final Optional<QemuLaunch.Unprivileged> runAs;
     /** Who QEMU runs as, and why, for {@link #diagnostics()}. */
     private final String qemuUser;
+    /** Empty when snapshots are off. */
+    private final Optional<GuestSnapshots> snapshots;
     private final KeyedLocks<String> acquiring = new KeyedLocks<>();
+    private final AtomicLong restores = new AtomicLong();
+    private final AtomicLong coldBoots = new AtomicLong();
+    /** Why the last guest booted cold instead of being restored; empty while none has. */
+    private volatile Optional<String> coldBootReason = Optional.empty();
+    /** Why no snapshot could be made: then none is tried again by this instance. */
+    private volatile Optional<String> snapshotFailure = Optional.empty();
     private final Set<Path> booted = ConcurrentHashMap.newKeySet();
     private volatile Accelerator.Choice accelerator;
 
@@ -96,6 +109,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         this.overlayMib = builder.overlayMib;
         this.processes = builder.processes;
         this.bootDeadline = builder.bootDeadline;
+        this.snapshots = builder.snapshots ? Optional.of(new GuestSnapshots(stateRoot)) : Optional.empty();
         try {
             Files.createDirectories(stateRoot);
         } catch (IOException e) {
@@ -135,12 +149,25 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         return accelerator;
     }
 
-    /** What {@code doctor} shows: the accelerator and why, the guest, and what each guest may use. */
+    /**
+     * What {@code doctor} shows: the accelerator and why, the guest, what each guest may use, and
+     * how guests start (restored from a snapshot, or booted cold and why).
+     */
     public List<String> diagnostics() {
         return List.of(accelerator.reason(), qemuUser,
                 "guest kernel: " + guest.kernel(), "guest root: " + guest.root(),
                 "per guest: " + memoryMib + " MiB of memory, " + cpus + " vCPU(s), " + processes + " processes, "
-                        + overlayMib + " MiB of writable storage (in guest memory)");
+                        + overlayMib + " MiB of writable storage (in guest memory)",
+                fastAcquire());
+    }
+
+    private String fastAcquire() {
+        String counts = restores.get() + " guest(s) restored from a snapshot, " + coldBoots.get() + " booted cold";
+        if (snapshots.isEmpty()) {
+            return "fast acquire: off (snapshots(false)); " + counts;
+        }
+        return "fast acquire: snapshots under " + stateRoot.resolve(GuestSnapshots.DIRECTORY) + "; " + counts
+                + coldBootReason.map(reason -> "; the last cold boot because " + reason).orElse("");
     }
 
     /** How each guest is bounded, in one line. */
@@ -187,26 +214,17 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     }
 
     private MicroVm boot(SandboxRecord record) {
-        Path directory = stateRoot.resolve(DIRECTORY_PREFIX + HexFormat.of().formatHex(randomBytes()));
-        try {
-            Files.createDirectories(stateRoot);
-            Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------")));
-            record.writeTo(directory);
-            if (runAs.isPresent()) {
-                // QEMU, running as that user, makes its sockets and pid file here; nothing else of the host's.
-                Files.setAttribute(directory, "unix:uid", runAs.get().uid());
-                Files.setAttribute(directory, "unix:gid", runAs.get().gid());
-            }
-        } catch (IOException e) {
-            throw new SandboxException("backend '" + name + "' could not make a sandbox directory under " + stateRoot
-                    + ": " + ErrorDetail.of(e) + "; check that the state root is writable, or choose another with "
-                    + "MicroVmBackend.builder().stateRoot(path)", e);
-        }
+        Path directory = newDirectory(DIRECTORY_PREFIX, record);
         booted.add(directory);
         Accelerator.Choice choice = accelerator;
         QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, processes,
                 directory, runAs);
+        Optional<MicroVm> restored = restore(launch);
+        if (restored.isPresent()) {
+            CONNECTED.put(directory, restored.get());
+            return restored.get();
+        }
+        coldBoots.incrementAndGet();
         MicroVm vm;
         try {
             vm = MicroVm.boot(launch, bootDeadline, name);
@@ -228,6 +246,76 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         }
         CONNECTED.put(directory, vm);
         return vm;
+    }
+
+    /**
+     * The guest restored from the snapshot of {@code launch}, made first when there is none; empty
+     * (the caller boots cold) when snapshots are off, none can be made, or the restore fails: a
+     * restore is an optimisation, never a reason an acquire fails.
+     */
+    private Optional<MicroVm> restore(QemuLaunch launch) {
+        if (snapshots.isEmpty() || snapshotFailure.isPresent()) {
+            return Optional.empty();
+        }
+        GuestSnapshots store = snapshots.get();
+        Path snapshot;
+        try {
+            snapshot = MAKING.withLock(store.fileFor(launch), () -> store.existing(launch)
+                    .orElseGet(() -> makeSnapshot(store, launch)));
+        } catch (SandboxException e) {
+            snapshotFailure = Optional.of("no snapshot could be made (" + ErrorDetail.of(e) + ")");
+            coldBoot(snapshotFailure.get());
+            return Optional.empty();
+        }
+        try {
+            MicroVm vm = MicroVm.restore(launch, snapshot, bootDeadline, name);
+            restores.incrementAndGet();
+            return Optional.of(vm);
+        } catch (SandboxException e) {
+            // A snapshot that does not restore is replaced: the next acquire makes it again.
+            store.discard(snapshot);
+            coldBoot("restoring " + snapshot + " failed (" + ErrorDetail.of(e) + "); it was removed");
+            return Optional.empty();
+        }
+    }
+
+    private Path makeSnapshot(GuestSnapshots store, QemuLaunch launch) {
+        Path template = newDirectory(TEMPLATE_PREFIX, SandboxRecord.snapshotTemplate());
+        try {
+            return store.make(launch.in(template), bootDeadline, name);
+        } finally {
+            remove(template);
+        }
+    }
+
+    /** Notes why a guest boots cold; logged when the reason changes, so a lasting one is logged once. */
+    private void coldBoot(String reason) {
+        Optional<String> previous = coldBootReason;
+        coldBootReason = Optional.of(reason);
+        if (!previous.equals(coldBootReason)) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "': booting cold: " + reason);
+        }
+    }
+
+    /** A new guest directory, only this user's, handed to QEMU's user where it runs as another. */
+    private Path newDirectory(String prefix, SandboxRecord record) {
+        Path directory = stateRoot.resolve(prefix + HexFormat.of().formatHex(randomBytes()));
+        try {
+            Files.createDirectories(stateRoot);
+            Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------")));
+            record.writeTo(directory);
+            if (runAs.isPresent()) {
+                // QEMU, running as that user, makes its sockets and pid file here; nothing else of the host's.
+                Files.setAttribute(directory, "unix:uid", runAs.get().uid());
+                Files.setAttribute(directory, "unix:gid", runAs.get().gid());
+            }
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + name + "' could not make a sandbox directory under " + stateRoot
+                    + ": " + ErrorDetail.of(e) + "; check that the state root is writable, or choose another with "
+                    + "MicroVmBackend.builder().stateRoot(path)", e);
+        }
+        return directory;
     }
 
     @Override
@@ -257,7 +345,9 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
 
     /** Ends guests whose owner died without closing its backend: nothing would ever end them otherwise. */
     private void reapOrphans() {
-        directories(record -> !record.ownerAlive()).forEach(directory -> {
+        Predicate<SandboxRecord> orphaned = record -> !record.ownerAlive();
+        Stream.concat(directories(DIRECTORY_PREFIX, orphaned).stream(),
+                directories(TEMPLATE_PREFIX, orphaned).stream()).forEach(directory -> {
             LOG.log(System.Logger.Level.INFO, () -> "backend '" + name + "': ending the guest in " + directory
                     + ", whose owner is gone");
             remove(directory);
@@ -265,9 +355,13 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     }
 
     private List<Path> directories(Predicate<SandboxRecord> matching) {
+        return directories(DIRECTORY_PREFIX, matching);
+    }
+
+    private List<Path> directories(String prefix, Predicate<SandboxRecord> matching) {
         List<Path> found = new ArrayList<>();
         try (Stream<Path> entries = Files.list(stateRoot)) {
-            entries.filter(path -> path.getFileName().toString().startsWith(DIRECTORY_PREFIX))
+            entries.filter(path -> path.getFileName().toString().startsWith(prefix))
                     .filter(path -> SandboxRecord.readFrom(path).filter(matching).isPresent())
                     .forEach(found::add);
         } catch (IOException nothingYet) {
@@ -320,6 +414,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         private int processes = 256;
         private Duration bootDeadline = Duration.ofSeconds(60);
         private Optional<Accelerator> accelerator = Optional.empty();
+        private boolean snapshots = true;
 
         private Builder() {
         }
@@ -401,6 +496,17 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         /** Forces an accelerator instead of probing the host (TCG always works; KVM must really work). */
         public Builder accelerator(Accelerator value) {
             this.accelerator = Optional.of(Objects.requireNonNull(value, "accelerator"));
+            return this;
+        }
+
+        /**
+         * Whether a new guest is restored from a snapshot of a booted, idle guest (made once per
+         * launch under the state root, and reseeded after every restore) instead of booting cold.
+         * A guest whose snapshot cannot be made or restored boots cold, and {@code diagnostics()}
+         * says why. Default on.
+         */
+        public Builder snapshots(boolean value) {
+            this.snapshots = value;
             return this;
         }
 

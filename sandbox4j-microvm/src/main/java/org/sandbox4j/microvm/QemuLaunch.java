@@ -38,6 +38,10 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     static final String AGENT_SOCKET = "agent.sock";
     static final String CONSOLE_SOCKET = "console.sock";
     static final String PID_FILE = "qemu.pid";
+    /** Where a restored guest's QEMU waits for its snapshot stream ({@code -incoming}). */
+    static final String RESTORE_SOCKET = "restore.sock";
+    /** A snapshot template's QMP monitor. */
+    static final String MONITOR_SOCKET = "qmp.sock";
     /** The guest user every command runs as (the guest's init hands it to the agent): never the guest's root. */
     static final String GUEST_USER = "1000:1000";
     /** The name the agent looks its port up by (under /sys/class/virtio-ports). */
@@ -68,6 +72,32 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
 
     Path pidFile() {
         return directory.resolve(PID_FILE);
+    }
+
+    Path restoreSocket() {
+        return directory.resolve(RESTORE_SOCKET);
+    }
+
+    Path monitorSocket() {
+        return directory.resolve(MONITOR_SOCKET);
+    }
+
+    /** What a snapshot template adds to {@link #argv()}: a QMP monitor to migrate it with. */
+    List<String> monitorArguments() {
+        return List.of("-qmp", "unix:" + monitorSocket() + ",server=on,wait=off");
+    }
+
+    /** What a restored guest adds to {@link #argv()}: QEMU waits for the snapshot on a socket it serves. */
+    List<String> restoreArguments() {
+        return List.of("-incoming", "unix:" + restoreSocket());
+    }
+
+    /**
+     * The same launch in another directory: the argv of two launches that differ only in their
+     * directory differ only in paths (sockets, pid file), which a snapshot does not hold.
+     */
+    QemuLaunch in(Path other) {
+        return new QemuLaunch(qemu, guest, accelerator, memoryMib, cpus, overlayMib, processes, other, runAs);
     }
 
     /** The whole command line. */

@@ -1,5 +1,6 @@
 package org.sandbox4j.microvm;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,6 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.sandbox4j.core.SandboxException;
 
 /** The unix sockets QEMU serves (the agent's port, the console): connecting to one, and its two halves as streams. */
@@ -88,6 +92,33 @@ final class QemuSockets {
                 channel.close();
             }
         };
+    }
+
+    /**
+     * Closes {@code stream} once {@code until} (a {@link System#nanoTime()} instant) passes, unless
+     * the returned guard is closed first: a blocking read or write on a unix socket has no timeout
+     * of its own, and closing the channel is what ends it.
+     */
+    static Guard closeAt(long until, Closeable stream) {
+        AtomicBoolean done = new AtomicBoolean();
+        long delay = Math.max(until - System.nanoTime(), 0);
+        CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS)
+                .execute(() -> {
+                    if (done.compareAndSet(false, true)) {
+                        try {
+                            stream.close();
+                        } catch (IOException alreadyBroken) {
+                            // Closing is all the deadline asks; a stream that fails to close is no less ended.
+                        }
+                    }
+                });
+        return () -> done.set(true);
+    }
+
+    /** Cancels a {@link #closeAt} deadline. */
+    interface Guard extends AutoCloseable {
+        @Override
+        void close();
     }
 
     private static void sleep(Duration duration) {

@@ -31,6 +31,13 @@ record SandboxRecord(String conversation, String key, String kind, long ownerPid
                 self.pid(), startOf(self));
     }
 
+    /** A snapshot template's: it names no sandbox (no digest looks like this), only the JVM that owns it. */
+    static SandboxRecord snapshotTemplate() {
+        ProcessHandle self = ProcessHandle.current();
+        return new SandboxRecord("snapshot-template", "snapshot-template", "snapshot-template", self.pid(),
+                startOf(self));
+    }
+
     static String conversation(String scope, String threadId) {
         return KeyDigest.ofParts(List.of(scope, threadId));
     }

@@ -1,0 +1,153 @@
+package org.sandbox4j.microvm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.TreeRemoval;
+
+/** Fast acquire: guests restored from a snapshot of a booted, idle guest, each with its own randomness. */
+class MicroVmSnapshotTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final SandboxSpec SPEC = SandboxSpec.builder("python").build();
+    private final Path stateRoot = TestGuest.stateRoot();
+    private final List<MicroVmBackend> backends = new ArrayList<>();
+
+    @AfterEach
+    void closeBackends() throws IOException {
+        backends.forEach(MicroVmBackend::close);
+        TreeRemoval.remove(stateRoot, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+    }
+
+    private MicroVmBackend backend(boolean snapshots) {
+        MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(stateRoot)
+                .snapshots(snapshots).build();
+        backends.add(backend);
+        return backend;
+    }
+
+    private static SandboxKey key(String thread) {
+        return new SandboxKey("microvm-snapshot-test", thread, "agent");
+    }
+
+    private static ExecResult run(Sandbox sandbox, String script) {
+        ExecResult result = sandbox.exec(Command.shell(script), ExecOptions.in(SandboxSpec.DEFAULT_WORK_DIR, TIMEOUT));
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        return result;
+    }
+
+    private static String fastAcquire(MicroVmBackend backend) {
+        return backend.diagnostics().stream().filter(line -> line.startsWith("fast acquire:")).findFirst()
+                .orElseThrow();
+    }
+
+    private List<Path> snapshotFiles() throws IOException {
+        try (Stream<Path> files = Files.list(stateRoot.resolve(GuestSnapshots.DIRECTORY))) {
+            return files.toList();
+        }
+    }
+
+    @Test
+    void guestsAreRestoredFromOneSnapshotThatOtherInstancesReuse() throws IOException {
+        MicroVmBackend first = backend(true);
+        run(first.acquire(key("a"), SPEC), "true");
+        run(first.acquire(key("b"), SPEC), "true");
+
+        assertThat(fastAcquire(first)).contains("2 guest(s) restored from a snapshot, 0 booted cold");
+        List<Path> snapshots = snapshotFiles();
+        assertThat(snapshots).hasSize(1);
+        assertThat(snapshots.get(0).getFileName().toString()).endsWith(GuestSnapshots.SUFFIX);
+        FileTime made = Files.getLastModifiedTime(snapshots.get(0));
+
+        MicroVmBackend second = backend(true);
+        ExecResult python = run(second.acquire(key("c"), SPEC), "python3 -c 'print(sum(range(10)))'");
+
+        assertThat(python.stdoutText().strip()).isEqualTo("45");
+        assertThat(fastAcquire(second)).contains("1 guest(s) restored from a snapshot, 0 booted cold");
+        assertThat(snapshotFiles()).containsExactly(snapshots.get(0));
+        assertThat(Files.getLastModifiedTime(snapshots.get(0))).isEqualTo(made);
+    }
+
+    @Test
+    void restoredGuestsEachGetFreshRandomness() {
+        MicroVmBackend backend = backend(true);
+        String script = "cat /proc/sys/kernel/random/uuid; head -c 16 /dev/urandom | od -An -tx1";
+        String one = run(backend.acquire(key("one"), SPEC), script).stdoutText();
+        String two = run(backend.acquire(key("two"), SPEC), script).stdoutText();
+
+        assertThat(fastAcquire(backend)).contains("2 guest(s) restored");
+        List<String> first = one.lines().toList();
+        List<String> second = two.lines().toList();
+        assertThat(first.get(0)).matches("[0-9a-f-]{36}").isNotEqualTo(second.get(0));
+        assertThat(first.get(1).strip()).hasSize(47).isNotEqualTo(second.get(1).strip());
+    }
+
+    @Test
+    void aCorruptSnapshotFallsBackToAColdBootAndIsReplaced() throws IOException {
+        MicroVmBackend backend = backend(true);
+        run(backend.acquire(key("maker"), SPEC), "true");
+        Path snapshot = snapshotFiles().get(0);
+        long size = Files.size(snapshot);
+        byte[] garbage = new byte[64 * 1024];
+        new java.util.Random(7).nextBytes(garbage);
+        Files.write(snapshot, garbage);
+
+        run(backend.acquire(key("cold"), SPEC), "true");
+
+        assertThat(fastAcquire(backend)).contains("1 guest(s) restored from a snapshot, 1 booted cold")
+                .contains("restoring " + snapshot + " failed");
+
+        run(backend.acquire(key("again"), SPEC), "true");
+
+        assertThat(fastAcquire(backend)).contains("2 guest(s) restored from a snapshot, 1 booted cold");
+        assertThat(Files.size(snapshot)).isGreaterThan(garbage.length).isCloseTo(size, org.assertj.core.data
+                .Percentage.withPercentage(50));
+    }
+
+    @Test
+    void snapshotsCanBeTurnedOff() throws IOException {
+        MicroVmBackend backend = backend(false);
+        run(backend.acquire(key("off"), SPEC), "true");
+
+        assertThat(fastAcquire(backend)).startsWith("fast acquire: off").contains("0 guest(s) restored from a "
+                + "snapshot, 1 booted cold");
+        assertThat(stateRoot.resolve(GuestSnapshots.DIRECTORY)).doesNotExist();
+    }
+
+    /** Not a timing assert: prints the median for the benchmark's note, with a generous sanity bound. */
+    @Test
+    void restoreAcquirePlusFirstExecIsFarBelowABoot() {
+        MicroVmBackend backend = backend(true);
+        run(backend.acquire(key("warm-up"), SPEC), "true");
+        List<Long> millis = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            long start = System.nanoTime();
+            Sandbox sandbox = backend.acquire(key("timed-" + i), SPEC);
+            run(sandbox, "true");
+            millis.add(Duration.ofNanos(System.nanoTime() - start).toMillis());
+            backend.dispose(key("timed-" + i));
+        }
+        Collections.sort(millis);
+        System.out.println("restore acquire + first exec, ms (sorted): " + millis + "; median "
+                + (millis.get(4) + millis.get(5)) / 2);
+
+        assertThat(fastAcquire(backend)).contains("11 guest(s) restored");
+        assertThat(millis.get(5)).isLessThan(30_000);
+    }
+}
