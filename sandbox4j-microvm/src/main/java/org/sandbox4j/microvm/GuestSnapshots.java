@@ -28,7 +28,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.spi.ProcessPump;
 
@@ -47,6 +49,8 @@ final class GuestSnapshots {
 
     static final String DIRECTORY = "snapshots";
     static final String SUFFIX = ".vmstate";
+    /** The work dir every snapshot's template makes: the default one, normalised. */
+    static final String WORK_DIR = GuestPaths.normalize(SandboxSpec.DEFAULT_WORK_DIR);
     /** Java listens here, in the template's directory, and QEMU migrates into it. */
     static final String MIGRATION_SOCKET = "migrate.sock";
     /** The stream holds guest RAM (zero pages compressed) plus device state: well under RAM plus this. */
@@ -122,6 +126,7 @@ final class GuestSnapshots {
         Path partial = directory.resolve(target.getFileName() + ".partial-"
                 + HexFormat.of().formatHex(randomBytes()));
         try (MicroVm vm = MicroVm.bootTemplate(template, deadline, backendName)) {
+            warmUp(vm, deadline, backendName);
             Files.createDirectories(directory);
             migrate(template, vm.process(), partial, until);
             Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -132,6 +137,14 @@ final class GuestSnapshots {
         } finally {
             discard(partial);
         }
+    }
+
+    /**
+     * Makes the default work dir, as every acquire does first: a restored guest then finds it made,
+     * and the programs that made it are in the snapshot's page cache.
+     */
+    private static void warmUp(MicroVm vm, Duration deadline, String backendName) {
+        MicroVmSandbox.makeWorkDir(vm.agent(), WORK_DIR, deadline, backendName);
     }
 
     private static void migrate(QemuLaunch template, ProcessHandle qemu, Path partial, long until)

@@ -1,13 +1,15 @@
 package org.sandbox4j.microvm;
 
 import java.io.IOException;
-import java.io.InputStream;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -15,9 +17,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.sandbox4j.agent.AgentConnection;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.ProcessPump;
 
@@ -32,6 +37,7 @@ final class MicroVm implements AutoCloseable {
     private static final int DIAGNOSTIC_LINES = 12;
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
     private static final int RESEED_BYTES = 64;
+    private static final Duration CLOCK_TIMEOUT = Duration.ofSeconds(30);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
@@ -39,10 +45,13 @@ final class MicroVm implements AutoCloseable {
     private final ProcessHandle qemu;
     private final ByteRing console;
     private final AgentConnection agent;
+    /** Restored from a snapshot by this host (not booted, not attached). */
+    private final boolean restored;
     private volatile boolean closed;
 
     private MicroVm(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
-            AgentConnection agent) {
+            AgentConnection agent, boolean restored) {
+        this.restored = restored;
         this.directory = directory;
         this.accelerator = accelerator;
         this.qemu = qemu;
@@ -101,11 +110,12 @@ final class MicroVm implements AutoCloseable {
                 streamSnapshot(snapshot.get(), launch.restoreSocket(), qemu.toHandle(), until);
             }
             MicroVm vm = connectTo(launch.directory(), launch.accelerator(), qemu.toHandle(), console, until,
-                    backendName);
+                    backendName, snapshot.isPresent());
             if (snapshot.isPresent()) {
                 byte[] seed = new byte[RESEED_BYTES];
                 RANDOM.nextBytes(seed);
                 vm.agent().reseed(seed);
+                setClock(vm.agent(), backendName);
             }
             return vm;
         } catch (RuntimeException | IOException e) {
@@ -119,13 +129,32 @@ final class MicroVm implements AutoCloseable {
         }
     }
 
+    /**
+     * Sets the guest's clock to the host's: a restored guest's runs on from the instant its snapshot
+     * was taken, however long ago that was.
+     */
+    private static void setClock(AgentConnection agent, String backendName) {
+        Instant now = Instant.now();
+        List<String> argv = List.of("/bin/date", "-u", "-s", "@" + now.getEpochSecond() + "."
+                + String.format("%09d", now.getNano()));
+        ExecResult set = agent.execAsAgent(argv, "/", GuestEnvironment.WITH_SYSTEM_PATH,
+                ExecOptions.in("/", CLOCK_TIMEOUT), String.join(" ", argv));
+        if (set.exitCode() != 0) {
+            throw new SandboxException("backend '" + backendName + "' could not set the restored guest's clock: "
+                    + GuestText.quote(set.stderrText()));
+        }
+    }
+
     /** Copies the snapshot into the socket QEMU serves for {@code -incoming}, under the deadline. */
     private static void streamSnapshot(Path snapshot, Path socket, ProcessHandle qemu, long until)
             throws IOException {
         try (SocketChannel channel = QemuSockets.connect(socket, qemu, until);
                 QemuSockets.Guard deadline = QemuSockets.closeAt(until, channel);
-                InputStream in = Files.newInputStream(snapshot, LinkOption.NOFOLLOW_LINKS)) {
-            in.transferTo(QemuSockets.output(channel));
+                FileChannel in = FileChannel.open(snapshot, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            long size = in.size();
+            for (long sent = 0; sent < size; ) {
+                sent += in.transferTo(sent, size - sent, channel);
+            }
         }
     }
 
@@ -141,7 +170,7 @@ final class MicroVm implements AutoCloseable {
         }
         try {
             return Optional.of(connectTo(directory, accelerator, qemu.get(), new ByteRing(DIAGNOSTIC_BYTES),
-                    System.nanoTime() + deadline.toNanos(), backendName));
+                    System.nanoTime() + deadline.toNanos(), backendName, false));
         } catch (IOException | RuntimeException e) {
             throw new SandboxException("backend '" + backendName + "': the guest in " + directory + " (QEMU pid "
                     + qemu.get().pid() + ") is running but its agent does not answer here (" + ErrorDetail.of(e)
@@ -150,7 +179,7 @@ final class MicroVm implements AutoCloseable {
     }
 
     private static MicroVm connectTo(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
-            long until, String backendName) throws IOException {
+            long until, String backendName, boolean restored) throws IOException {
         SocketChannel consoleChannel = QemuSockets.connect(directory.resolve(QemuLaunch.CONSOLE_SOCKET), qemu, until);
         ProcessPump.daemon(backendName + " console", () -> console.drain(QemuSockets.input(consoleChannel))).start();
         SocketChannel agentChannel = QemuSockets.connect(directory.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
@@ -158,7 +187,7 @@ final class MicroVm implements AutoCloseable {
             Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 0));
             AgentConnection agent = AgentConnection.open(QemuSockets.input(agentChannel), QemuSockets.output(agentChannel),
                     backendName, left);
-            return new MicroVm(directory, accelerator, qemu, console, agent);
+            return new MicroVm(directory, accelerator, qemu, console, agent, restored);
         } catch (RuntimeException e) {
             agentChannel.close();
             consoleChannel.close();
@@ -172,6 +201,11 @@ final class MicroVm implements AutoCloseable {
 
     long pid() {
         return qemu.pid();
+    }
+
+    /** Whether this host restored the guest from a snapshot: it then holds what the snapshot's template made. */
+    boolean restored() {
+        return restored;
     }
 
     ProcessHandle process() {

@@ -187,10 +187,14 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         SandboxRecord record = SandboxRecord.of(key, spec.kind());
         String workDir = GuestPaths.normalize(spec.workDir());
         return acquiring.withLock(record.conversation() + record.key() + record.kind(), () -> {
-            MicroVm vm = warm(record).orElseGet(() -> boot(record));
+            Optional<MicroVm> warm = warm(record);
+            MicroVm vm = warm.orElseGet(() -> boot(record));
             MicroVmSandbox sandbox = new MicroVmSandbox(vm, spec, name);
-            // The work dir exists by the time acquire returns, on a fresh guest and a warm one alike.
-            sandbox.makeWorkDir(workDir, WORK_DIR_TIMEOUT);
+            // The work dir exists by the time acquire returns, on a fresh guest and a warm one alike; a guest
+            // just restored has the default one already (its snapshot's template made it), and one exec less.
+            if (warm.isPresent() || !vm.restored() || !workDir.equals(GuestSnapshots.WORK_DIR)) {
+                sandbox.makeWorkDir(workDir, WORK_DIR_TIMEOUT);
+            }
             return sandbox;
         });
     }

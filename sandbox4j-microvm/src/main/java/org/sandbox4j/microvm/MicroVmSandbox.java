@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
+import org.sandbox4j.agent.AgentConnection;
 import org.sandbox4j.agent.AgentConnectionFailed;
 import org.sandbox4j.agent.AgentFiles;
 import org.sandbox4j.core.Command;
@@ -115,13 +116,18 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
      * run with the agent's identity, since the user may not write where the work dir's parents are.
      */
     void makeWorkDir(String workDir, Duration timeout) {
+        makeWorkDir(vm.agent(), workDir, timeout, backendName);
+    }
+
+    /** {@link #makeWorkDir(String, Duration)} on any guest's agent: a snapshot template's too. */
+    static void makeWorkDir(AgentConnection agent, String workDir, Duration timeout, String backendName) {
         // Each directory it makes belongs to the user, so the user may also make siblings beside the work dir.
         String script = "set -f; IFS=/; made=; for part in $1; do [ -n \"$part\" ] || continue; made=\"$made/$part\"; "
                 + "[ -d \"$made\" ] || { mkdir -- \"$made\" && chown " + QemuLaunch.GUEST_USER
                 + " -- \"$made\"; } || exit 1; done";
         Command command = Command.argv(SHELL, "-c", script, "make-work-dir", workDir);
         ExecOptions options = ExecOptions.in("/", timeout);
-        ExecResult made = vm.agent().execAsAgent(argv(command), "/", environment(options), options,
+        ExecResult made = agent.execAsAgent(argv(command), "/", environment(options), options,
                 command.toShellLine());
         if (made.exitCode() != 0) {
             throw new SandboxException("backend '" + backendName + "' could not make the work dir "

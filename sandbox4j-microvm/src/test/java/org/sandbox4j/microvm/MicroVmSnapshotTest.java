@@ -99,6 +99,17 @@ class MicroVmSnapshotTest {
     }
 
     @Test
+    void aRestoredGuestKeepsTheHostsTimeNotTheSnapshots() throws InterruptedException {
+        MicroVmBackend backend = backend(true);
+        run(backend.acquire(key("maker"), SPEC), "true");
+        Thread.sleep(5_000);
+
+        long guest = Long.parseLong(run(backend.acquire(key("later"), SPEC), "date +%s").stdoutText().strip());
+
+        assertThat(guest).isCloseTo(System.currentTimeMillis() / 1000, org.assertj.core.data.Offset.offset(2L));
+    }
+
+    @Test
     void aCorruptSnapshotFallsBackToAColdBootAndIsReplaced() throws IOException {
         MicroVmBackend backend = backend(true);
         run(backend.acquire(key("maker"), SPEC), "true");
