@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
@@ -127,7 +128,9 @@ final class GuestSnapshots {
                 + HexFormat.of().formatHex(randomBytes()));
         try (MicroVm vm = MicroVm.bootTemplate(template, deadline, backendName)) {
             warmUp(vm, deadline, backendName);
-            Files.createDirectories(directory);
+            // Only this host user reads snapshots (QEMU is streamed them): a guest's memory is nobody else's.
+            Files.createDirectories(directory, PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------")));
             migrate(template, vm.process(), partial, until);
             Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             return target;

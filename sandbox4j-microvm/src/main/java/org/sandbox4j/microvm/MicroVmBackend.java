@@ -94,8 +94,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private final AtomicLong coldBoots = new AtomicLong();
     /** Why the last guest booted cold instead of being restored; empty while none has. */
     private volatile Optional<String> coldBootReason = Optional.empty();
-    /** Why no snapshot could be made: then none is tried again by this instance. */
-    private volatile Optional<String> snapshotFailure = Optional.empty();
+    /** Why a snapshot could not be made, by its file: this instance does not try that one again. */
+    private final Map<Path, String> snapshotFailures = new ConcurrentHashMap<>();
     private final Set<Path> booted = ConcurrentHashMap.newKeySet();
     private volatile Accelerator.Choice accelerator;
 
@@ -258,17 +258,23 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
      * restore is an optimisation, never a reason an acquire fails.
      */
     private Optional<MicroVm> restore(QemuLaunch launch) {
-        if (snapshots.isEmpty() || snapshotFailure.isPresent()) {
+        if (snapshots.isEmpty()) {
             return Optional.empty();
         }
         GuestSnapshots store = snapshots.get();
+        Path file = store.fileFor(launch);
+        String failed = snapshotFailures.get(file);
+        if (failed != null) {
+            coldBoot(failed);
+            return Optional.empty();
+        }
         Path snapshot;
         try {
-            snapshot = MAKING.withLock(store.fileFor(launch), () -> store.existing(launch)
-                    .orElseGet(() -> makeSnapshot(store, launch)));
+            snapshot = MAKING.withLock(file, () -> store.existing(launch).orElseGet(() -> makeSnapshot(store, launch)));
         } catch (SandboxException e) {
-            snapshotFailure = Optional.of("no snapshot could be made (" + ErrorDetail.of(e) + ")");
-            coldBoot(snapshotFailure.get());
+            String reason = "no snapshot could be made (" + ErrorDetail.of(e) + ")";
+            snapshotFailures.put(file, reason);
+            coldBoot(reason);
             return Optional.empty();
         }
         try {
