@@ -28,10 +28,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.spi.ProcessPump;
 
@@ -143,11 +147,19 @@ final class GuestSnapshots {
     }
 
     /**
-     * Makes the default work dir, as every acquire does first: a restored guest then finds it made,
-     * and the programs that made it are in the snapshot's page cache.
+     * Makes the default work dir, as every acquire does first (a restored guest then finds it made),
+     * and reads the clock with the program that sets it after a restore: the programs both run, read
+     * from the root disk under TCG otherwise, are then in the snapshot's page cache.
      */
     private static void warmUp(MicroVm vm, Duration deadline, String backendName) {
         MicroVmSandbox.makeWorkDir(vm.agent(), WORK_DIR, deadline, backendName);
+        List<String> argv = List.of(MicroVm.DATE, "-u", "+%s");
+        ExecResult read = vm.agent().execAsAgent(argv, "/", GuestEnvironment.WITH_SYSTEM_PATH,
+                ExecOptions.in("/", deadline), String.join(" ", argv));
+        if (read.exitCode() != 0) {
+            throw new SandboxException("the guest cannot read its clock with " + MicroVm.DATE + ": "
+                    + GuestText.quote(read.stderrText()));
+        }
     }
 
     private static void migrate(QemuLaunch template, ProcessHandle qemu, Path partial, long until)

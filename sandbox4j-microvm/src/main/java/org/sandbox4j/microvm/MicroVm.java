@@ -38,6 +38,8 @@ final class MicroVm implements AutoCloseable {
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
     private static final int RESEED_BYTES = 64;
     private static final Duration CLOCK_TIMEOUT = Duration.ofSeconds(30);
+    /** What sets a restored guest's clock: the agent has no request for it. */
+    static final String DATE = "/bin/date";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
@@ -135,7 +137,7 @@ final class MicroVm implements AutoCloseable {
      */
     private static void setClock(AgentConnection agent, String backendName) {
         Instant now = Instant.now();
-        List<String> argv = List.of("/bin/date", "-u", "-s", "@" + now.getEpochSecond() + "."
+        List<String> argv = List.of(DATE, "-u", "-s", "@" + now.getEpochSecond() + "."
                 + String.format("%09d", now.getNano()));
         ExecResult set = agent.execAsAgent(argv, "/", GuestEnvironment.WITH_SYSTEM_PATH,
                 ExecOptions.in("/", CLOCK_TIMEOUT), String.join(" ", argv));

@@ -154,6 +154,7 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
 
     /** Refuses a directory whose socket paths would not fit a unix socket address. */
     static void requireSocketRoom(Path directory, String backendName) {
+        // No socket name is longer than the console's (the restore and migration sockets' are as long).
         int longest = directory.resolve(CONSOLE_SOCKET).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)
                 .length;
         if (longest > MAX_SOCKET_PATH_BYTES) {
