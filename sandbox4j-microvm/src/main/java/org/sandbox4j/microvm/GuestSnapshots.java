@@ -28,14 +28,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.sandbox4j.core.ExecOptions;
-import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ErrorDetail;
-import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.spi.GuestPaths;
-import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.spi.ProcessPump;
 
@@ -148,18 +144,12 @@ final class GuestSnapshots {
 
     /**
      * Makes the default work dir, as every acquire does first (a restored guest then finds it made),
-     * and reads the clock with the program that sets it after a restore: the programs both run, read
+     * and runs what renews a restored guest ({@link MicroVm#renew}): the programs both run, read
      * from the root disk under TCG otherwise, are then in the snapshot's page cache.
      */
     private static void warmUp(MicroVm vm, Duration deadline, String backendName) {
         MicroVmSandbox.makeWorkDir(vm.agent(), WORK_DIR, deadline, backendName);
-        List<String> argv = List.of(MicroVm.DATE, "-u", "+%s");
-        ExecResult read = vm.agent().execAsAgent(argv, "/", GuestEnvironment.WITH_SYSTEM_PATH,
-                ExecOptions.in("/", deadline), String.join(" ", argv));
-        if (read.exitCode() != 0) {
-            throw new SandboxException("the guest cannot read its clock with " + MicroVm.DATE + ": "
-                    + GuestText.quote(read.stderrText()));
-        }
+        MicroVm.renew(vm.agent(), backendName);
     }
 
     private static void migrate(QemuLaunch template, ProcessHandle qemu, Path partial, long until)
@@ -217,9 +207,13 @@ final class GuestSnapshots {
         }
     }
 
-    /** Accepts QEMU's one connection and copies it into {@code partial}, at most {@code maxBytes}. */
+    /**
+     * Accepts one connection, stops listening, and copies it into {@code partial}, at most
+     * {@code maxBytes}. Another process of QEMU's user could connect first; then the template's own
+     * connection is refused, its migration never completes, and no snapshot is made of what came in.
+     */
     private static long receive(ServerSocketChannel server, Path partial, long maxBytes) {
-        try (SocketChannel channel = server.accept();
+        try (SocketChannel channel = acceptOne(server);
                 FileChannel out = FileChannel.open(partial, StandardOpenOption.CREATE_NEW,
                         StandardOpenOption.WRITE)) {
             ByteBuffer buffer = ByteBuffer.allocate(1 << 16);
@@ -240,6 +234,12 @@ final class GuestSnapshots {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    private static SocketChannel acceptOne(ServerSocketChannel server) throws IOException {
+        SocketChannel channel = server.accept();
+        server.close();
+        return channel;
     }
 
     private static String fingerprint(Path file) {

@@ -37,9 +37,12 @@ final class MicroVm implements AutoCloseable {
     private static final int DIAGNOSTIC_LINES = 12;
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
     private static final int RESEED_BYTES = 64;
-    private static final Duration CLOCK_TIMEOUT = Duration.ofSeconds(30);
-    /** What sets a restored guest's clock: the agent has no request for it. */
-    static final String DATE = "/bin/date";
+    private static final Duration RENEW_TIMEOUT = Duration.ofSeconds(30);
+    private static final String PERL = "/usr/bin/perl";
+    /** RNDRESEEDCRNG is _IO('R', 7); clock_settime is x86-64's system call 227, CLOCK_REALTIME 0. */
+    private static final String RENEW_SCRIPT = "open(my $r, '<', '/dev/urandom') or die \"/dev/urandom: $!\\n\"; "
+            + "ioctl($r, 0x5207, 0) or die \"RNDRESEEDCRNG: $!\\n\"; "
+            + "syscall(227, 0, pack('q q', $ARGV[0], $ARGV[1])) == 0 or die \"clock_settime: $!\\n\";";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
@@ -114,10 +117,7 @@ final class MicroVm implements AutoCloseable {
             MicroVm vm = connectTo(launch.directory(), launch.accelerator(), qemu.toHandle(), console, until,
                     backendName, snapshot.isPresent());
             if (snapshot.isPresent()) {
-                byte[] seed = new byte[RESEED_BYTES];
-                RANDOM.nextBytes(seed);
-                vm.agent().reseed(seed);
-                setClock(vm.agent(), backendName);
+                renew(vm.agent(), backendName);
             }
             return vm;
         } catch (RuntimeException | IOException e) {
@@ -132,18 +132,26 @@ final class MicroVm implements AutoCloseable {
     }
 
     /**
-     * Sets the guest's clock to the host's: a restored guest's runs on from the instant its snapshot
-     * was taken, however long ago that was.
+     * What a restored guest needs before anything runs in it: every guest restored from one snapshot
+     * starts with the same random state and a clock stopped at the instant the snapshot was taken.
+     * Mixes 64 fresh bytes into the guest's pool ({@code RESEED}), then, in one program, makes the
+     * kernel rekey its generator from that pool at once ({@code RNDRESEEDCRNG}: added entropy alone
+     * reaches {@code /dev/urandom} only at the next periodic reseed, up to a minute later) and sets
+     * the clock to the host's ({@code clock_settime}). The agent has no request for either: perl,
+     * which every Debian root has, makes the two system calls.
      */
-    private static void setClock(AgentConnection agent, String backendName) {
+    static void renew(AgentConnection agent, String backendName) {
+        byte[] seed = new byte[RESEED_BYTES];
+        RANDOM.nextBytes(seed);
+        agent.reseed(seed);
         Instant now = Instant.now();
-        List<String> argv = List.of(DATE, "-u", "-s", "@" + now.getEpochSecond() + "."
-                + String.format("%09d", now.getNano()));
-        ExecResult set = agent.execAsAgent(argv, "/", GuestEnvironment.WITH_SYSTEM_PATH,
-                ExecOptions.in("/", CLOCK_TIMEOUT), String.join(" ", argv));
-        if (set.exitCode() != 0) {
-            throw new SandboxException("backend '" + backendName + "' could not set the restored guest's clock: "
-                    + GuestText.quote(set.stderrText()));
+        List<String> argv = List.of(PERL, "-e", RENEW_SCRIPT, Long.toString(now.getEpochSecond()),
+                Integer.toString(now.getNano()));
+        ExecResult renewed = agent.execAsAgent(argv, "/", GuestEnvironment.WITH_SYSTEM_PATH,
+                ExecOptions.in("/", RENEW_TIMEOUT), String.join(" ", argv));
+        if (renewed.exitCode() != 0) {
+            throw new SandboxException("backend '" + backendName + "' could not rekey the restored guest's random "
+                    + "generator or set its clock: " + GuestText.quote(renewed.stderrText()));
         }
     }
 
