@@ -20,6 +20,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ErrorDetail;
@@ -50,6 +52,8 @@ final class GuestSnapshots {
 
     static final String DIRECTORY = "snapshots";
     static final String SUFFIX = ".vmstate";
+    static final String PARTIAL = ".partial-";
+    private static final Duration STALE_PARTIAL = Duration.ofHours(1);
     /** The work dir every snapshot's template makes: the default one, normalised. */
     static final String WORK_DIR = GuestPaths.normalize(SandboxSpec.DEFAULT_WORK_DIR);
     /** Java listens here, in the template's directory, and QEMU migrates into it. */
@@ -105,6 +109,30 @@ final class GuestSnapshots {
         }
     }
 
+    /**
+     * Removes what a crashed maker left: partial files older than any make takes (seconds), so one
+     * another process is writing now is kept.
+     */
+    void removeStalePartials() {
+        Instant before = Instant.now().minus(STALE_PARTIAL);
+        try (Stream<Path> files = Files.list(directory)) {
+            files.filter(file -> file.getFileName().toString().contains(PARTIAL))
+                    .filter(file -> modifiedBefore(file, before))
+                    .forEach(this::discard);
+        } catch (IOException noneYet) {
+            // No snapshot directory: nothing was ever left here.
+        }
+    }
+
+    private static boolean modifiedBefore(Path file, Instant instant) {
+        try {
+            return Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                    .lastModifiedTime().toInstant().isBefore(instant);
+        } catch (IOException gone) {
+            return false;
+        }
+    }
+
     /** Removes a snapshot that failed to restore, so the next acquire makes it again. */
     void discard(Path snapshot) {
         try {
@@ -124,7 +152,7 @@ final class GuestSnapshots {
     Path make(QemuLaunch template, Duration deadline, String backendName) {
         long until = System.nanoTime() + deadline.toNanos();
         Path target = fileFor(template);
-        Path partial = directory.resolve(target.getFileName() + ".partial-"
+        Path partial = directory.resolve(target.getFileName() + PARTIAL
                 + HexFormat.of().formatHex(randomBytes()));
         try (MicroVm vm = MicroVm.bootTemplate(template, deadline, backendName)) {
             warmUp(vm, deadline, backendName);

@@ -68,6 +68,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private static final String TEMPLATE_PREFIX = "vs-";
     private static final int DIRECTORY_RANDOM_BYTES = 6;
     private static final Duration WORK_DIR_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration RESTORE_DEADLINE = Duration.ofSeconds(20);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(MicroVmBackend.class.getName());
     /** Every guest this JVM is connected to, by directory: instances over one state root share them. */
@@ -128,6 +129,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         });
 
         reapOrphans();
+        snapshots.ifPresent(GuestSnapshots::removeStalePartials);
     }
 
     public static Builder builder() {
@@ -278,7 +280,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             return Optional.empty();
         }
         try {
-            MicroVm vm = MicroVm.restore(launch, snapshot, bootDeadline, name);
+            MicroVm vm = MicroVm.restore(launch, snapshot, restoreDeadline(), name);
             restores.incrementAndGet();
             return Optional.of(vm);
         } catch (SandboxException e) {
@@ -287,6 +289,11 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             coldBoot("restoring " + snapshot + " failed (" + ErrorDetail.of(e) + "); it was removed");
             return Optional.empty();
         }
+    }
+
+    /** A restore takes well under a second: one that stalls is given up long before a boot would be. */
+    private Duration restoreDeadline() {
+        return bootDeadline.compareTo(RESTORE_DEADLINE) < 0 ? bootDeadline : RESTORE_DEADLINE;
     }
 
     private Path makeSnapshot(GuestSnapshots store, QemuLaunch launch) {

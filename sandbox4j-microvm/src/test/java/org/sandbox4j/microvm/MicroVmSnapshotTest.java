@@ -132,6 +132,21 @@ class MicroVmSnapshotTest {
     }
 
     @Test
+    void aPartialSnapshotACrashedMakerLeftIsRemovedByTheNextBackend() throws IOException {
+        Path snapshots = Files.createDirectories(stateRoot.resolve(GuestSnapshots.DIRECTORY));
+        Path stale = Files.write(snapshots.resolve("0".repeat(32) + GuestSnapshots.SUFFIX + GuestSnapshots.PARTIAL
+                + "000000000000"), new byte[4096]);
+        Files.setLastModifiedTime(stale, FileTime.from(java.time.Instant.now().minus(Duration.ofHours(2))));
+        Path fresh = Files.write(snapshots.resolve("1".repeat(32) + GuestSnapshots.SUFFIX + GuestSnapshots.PARTIAL
+                + "000000000000"), new byte[4096]);
+
+        backend(true);
+
+        assertThat(stale).doesNotExist();
+        assertThat(fresh).exists();
+    }
+
+    @Test
     void snapshotsCanBeTurnedOff() throws IOException {
         MicroVmBackend backend = backend(false);
         run(backend.acquire(key("off"), SPEC), "true");
