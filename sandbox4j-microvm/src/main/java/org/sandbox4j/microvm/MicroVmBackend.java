@@ -48,6 +48,15 @@ import org.sandbox4j.core.spi.TreeRemoval;
  * the guest does reaches that directory: its commands and files go through the guest agent over a
  * virtio-serial port, and its whole writable file system is an overlay in guest memory.
  *
+ * <h2>Fast acquire</h2>
+ * A new guest is restored from a snapshot of a booted, idle guest rather than booted (under TCG
+ * here: ~0.1 s to the agent's answer instead of ~2.5 s). The snapshot is made once per launch (the
+ * whole QEMU command line but the sandbox's own paths) under {@code <stateRoot>/snapshots} and
+ * shared by every instance and process on the state root; each restored guest gets fresh
+ * randomness and the host's clock before anything runs in it. When no snapshot can be made or a
+ * restore fails, the guest boots cold and {@link #diagnostics()} says why;
+ * {@link Builder#snapshots(boolean)} turns it off.
+ *
  * <h2>Lifetime</h2>
  * A guest lives until it is disposed of, or until the backend that booted it is closed. A guest
  * whose owner died without closing is ended by the next backend built on the same state root.
