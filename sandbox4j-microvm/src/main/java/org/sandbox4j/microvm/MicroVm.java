@@ -104,8 +104,8 @@ final class MicroVm implements AutoCloseable {
         SocketChannel agentChannel = QemuSockets.connect(directory.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
         try {
             Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 0));
-            AgentConnection agent = AgentConnection.open(QemuSockets.input(agentChannel), QemuSockets.output(agentChannel),
-                    backendName, left);
+            AgentConnection agent = AgentConnection.open(QemuSockets.input(agentChannel),
+                    QemuSockets.output(agentChannel), backendName, left);
             return new MicroVm(directory, accelerator, qemu, console, agent);
         } catch (RuntimeException e) {
             agentChannel.close();
