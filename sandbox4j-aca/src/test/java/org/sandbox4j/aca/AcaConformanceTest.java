@@ -117,6 +117,12 @@ class AcaConformanceTest {
             }
 
             @Override
+            public Optional<String> emulatedHypervisor() {
+                return Optional.of("the ACA emulator runs each guest in namespaces here; the service boots a "
+                        + "microVM (AcaLiveTest runs this probe against it)");
+            }
+
+            @Override
             public Optional<EgressFixture> egressFixture() {
                 LoopbackHttpServer unlisted = servers.get(1);
                 LoopbackHttpServer ipLiteral = servers.get(2);

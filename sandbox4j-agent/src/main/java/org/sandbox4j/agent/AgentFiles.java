@@ -154,8 +154,7 @@ public final class AgentFiles extends ConfinedFiles<Void> {
                         AgentError error = connection.error(frame);
                         throw readRefusal(error, path, cap);
                     default:
-                        throw connection.broken(new AgentProtocolViolation("a READ answered with a frame of type 0x"
-                                + Integer.toHexString(frame.type())));
+                        throw unexpected("READ", frame);
                 }
             }
         } finally {
@@ -199,13 +198,18 @@ public final class AgentFiles extends ConfinedFiles<Void> {
                         }
                         throw failure(error, "list", path);
                     default:
-                        throw connection.broken(new AgentProtocolViolation("a LIST answered with a frame of type 0x"
-                                + Integer.toHexString(frame.type())));
+                        throw unexpected("LIST", frame);
                 }
             }
         } finally {
             connection.unregister(list);
         }
+    }
+
+    /** An answer no request of this kind gets: the stream cannot be trusted any more. */
+    private RuntimeException unexpected(String request, Frame frame) {
+        return connection.broken(new AgentProtocolViolation("a " + request + " answered with a frame of type 0x"
+                + Integer.toHexString(frame.type())));
     }
 
     /** A link is removed as a link; a directory with everything under it, no link inside followed. */

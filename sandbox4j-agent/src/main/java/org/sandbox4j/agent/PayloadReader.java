@@ -42,18 +42,18 @@ final class PayloadReader {
     }
 
     int i32() {
-        need(4);
-        int value = 0;
-        for (int i = 0; i < 4; i++) {
-            value = (value << 8) | (payload[position++] & 0xff);
-        }
-        return value;
+        return (int) bigEndian(Integer.BYTES);
     }
 
     long i64() {
-        need(8);
+        return bigEndian(Long.BYTES);
+    }
+
+    /** The next {@code bytes} bytes as one big-endian number. */
+    private long bigEndian(int bytes) {
+        need(bytes);
         long value = 0;
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < bytes; i++) {
             value = (value << 8) | (payload[position++] & 0xff);
         }
         return value;

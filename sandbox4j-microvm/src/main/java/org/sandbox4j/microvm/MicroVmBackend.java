@@ -474,40 +474,35 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             return this;
         }
 
-        /** Guest RAM in MiB, at least 128. Default 256. */
+        /** Guest RAM in MiB, 128 (enough to boot) to 65536. Default 256. */
         public Builder memoryMib(int value) {
-            if (value < 128) {
-                throw new IllegalArgumentException("a guest needs at least 128 MiB of memory to boot, not " + value);
-            }
-            this.memoryMib = value;
+            this.memoryMib = within(value, 128, 65536, "a guest's memory in MiB");
             return this;
         }
 
         /** vCPUs, 1 to 16. Default 1. */
         public Builder cpus(int value) {
-            if (value < 1 || value > 16) {
-                throw new IllegalArgumentException("a guest has 1 to 16 vCPUs, not " + value);
-            }
-            this.cpus = value;
+            this.cpus = within(value, 1, 16, "a guest's vCPUs");
             return this;
         }
 
         /** The most, in MiB, the guest's writable file system may hold (it lives in guest memory). Default 128. */
         public Builder overlayMib(int value) {
-            if (value < 8) {
-                throw new IllegalArgumentException("the writable overlay needs at least 8 MiB, not " + value);
-            }
-            this.overlayMib = value;
+            this.overlayMib = within(value, 8, 65536, "the writable overlay in MiB");
             return this;
         }
 
         /** The most processes (and threads) the guest's commands may run at once, 8 to 65536. Default 256. */
         public Builder processes(int value) {
-            if (value < 8 || value > 65536) {
-                throw new IllegalArgumentException("a guest's commands may run 8 to 65536 processes, not " + value);
-            }
-            this.processes = value;
+            this.processes = within(value, 8, 65536, "the processes a guest's commands may run");
             return this;
+        }
+
+        private static int within(int value, int least, int most, String what) {
+            if (value < least || value > most) {
+                throw new IllegalArgumentException(what + " must be " + least + " to " + most + ", not " + value);
+            }
+            return value;
         }
 
         /** How long a guest may take to boot to its agent's answer. Default 60 s (TCG on a busy host is slow). */

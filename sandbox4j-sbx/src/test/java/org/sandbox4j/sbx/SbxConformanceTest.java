@@ -103,6 +103,12 @@ class SbxConformanceTest {
                     Optional.of("curl"), LoopbackHttpServer.witness(servers)));
         }
 
+        @Override
+        public Optional<String> emulatedHypervisor() {
+            return Optional.of("the sbx emulator runs each guest in namespaces here; the real sbx boots a microVM "
+                    + "(SbxLiveTest runs this probe against it)");
+        }
+
         /** An sbx guest keeps its disk between commands and across idle stops (SBX-PROTOCOL.md). */
         @Override
         public boolean persistentRoot() {

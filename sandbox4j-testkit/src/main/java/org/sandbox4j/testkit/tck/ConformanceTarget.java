@@ -87,4 +87,14 @@ public interface ConformanceTarget {
     default boolean persistentRoot() {
         return false;
     }
+
+    /**
+     * Why this target's guests run on this host's kernel although the backend declares a
+     * hypervisor rung: it stands in for a hypervisor service with a local emulator (whose live
+     * suite, against the real service, runs the own-kernel probe). Empty (the default) for every
+     * real backend: the ISOLATION suite then checks the guest's kernel is its own.
+     */
+    default Optional<String> emulatedHypervisor() {
+        return Optional.empty();
+    }
 }

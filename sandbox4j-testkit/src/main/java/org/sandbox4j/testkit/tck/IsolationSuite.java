@@ -149,6 +149,11 @@ public final class IsolationSuite {
             throw new TestAbortedException("the backend declares " + declared + ", which shares the host's kernel; "
                     + "only " + Isolation.MICROVM + " and " + Isolation.VM + " promise a kernel of their own");
         }
+        Optional<String> emulated = context.target().emulatedHypervisor();
+        if (emulated.isPresent()) {
+            throw new TestAbortedException("the target emulates its hypervisor on this host's kernel: "
+                    + emulated.get());
+        }
         String host = Files.readString(Path.of(BOOT_ID)).strip();
         ExecResult guest = context.exec("cat", BOOT_ID);
         String guestBoot = guest.stdoutText().strip();
