@@ -64,7 +64,7 @@
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 enum type {
-    T_HELLO = 0x01, T_PING = 0x02, T_RESEED = 0x03, T_SHUTDOWN = 0x04,
+    T_HELLO = 0x01, T_PING = 0x02, T_RESEED = 0x03, T_SHUTDOWN = 0x04, T_SET_CLOCK = 0x05,
     T_EXEC = 0x10, T_STDIN = 0x11, T_STDIN_CLOSE = 0x12, T_SIGNAL = 0x13, T_KILL = 0x14, T_OUTPUT_ACK = 0x15,
     T_LSTAT = 0x20, T_READ = 0x21, T_WRITE_OPEN = 0x22, T_WRITE_DATA = 0x23, T_WRITE_COMMIT = 0x24,
     T_WRITE_ABORT = 0x25, T_LIST = 0x26, T_MKDIR = 0x27, T_UNLINK = 0x28, T_RMDIR = 0x29, T_REMOVE_TREE = 0x2A,
@@ -1090,6 +1090,9 @@ static void do_reseed(uint32_t id, struct rd *r) {
         if (ioctl(fd, RNDADDENTROPY, info) == 0) credited = n * 8;
         free(info);
     }
+    /* Added entropy reaches /dev/urandom only at the kernel's next periodic reseed (up to a minute): rekey the
+       generator now, so guests restored from one snapshot part ways at once */
+    if (credited) ioctl(fd, RNDRESEEDCRNG);
     if (credited == 0 && write_all(fd, p, n) < 0) { /* not permitted to credit: still mix the bytes in */
         int err = errno;
         close(fd);
@@ -1098,6 +1101,19 @@ static void do_reseed(uint32_t id, struct rd *r) {
     }
     close(fd);
     send_done(id, credited, 0);
+}
+
+/* A restored guest's clock runs on from the snapshot's instant: the host sets it. */
+static void do_set_clock(uint32_t id, struct rd *r) {
+    int64_t seconds = (int64_t) g_u64(r);
+    uint32_t nanos = g_u32(r);
+    if (r->bad || seconds < 0 || nanos >= 1000000000u) {
+        send_error(id, E_BAD_REQUEST, 0, "SET_CLOCK needs i64 seconds >= 0 and u32 nanoseconds < 10^9");
+        return;
+    }
+    struct timespec now = {.tv_sec = (time_t) seconds, .tv_nsec = (long) nanos};
+    if (clock_settime(CLOCK_REALTIME, &now) < 0) { send_errno(id, errno, "clock_settime"); return; }
+    send_done(id, 0, 0);
 }
 
 static void do_shutdown(uint32_t id) {
@@ -1138,6 +1154,7 @@ static void dispatch_as(uint8_t type, uint32_t id, struct rd *rp) {
     }
     case T_RESEED: do_reseed(id, &r); return;
     case T_SHUTDOWN: do_shutdown(id); return;
+    case T_SET_CLOCK: do_set_clock(id, &r); return;
     case T_EXEC: do_exec(id, &r); return;
     case T_STDIN: do_stdin(id, &r); return;
     case T_STDIN_CLOSE: {

@@ -197,6 +197,18 @@ public final class AgentConnection implements AutoCloseable {
     }
 
     /**
+     * Sets the guest's clock (CLOCK_REALTIME) to {@code now}: a guest restored from a snapshot
+     * wakes with the clock of the instant the snapshot was taken.
+     */
+    public void setClock(java.time.Instant now) {
+        if (now.getEpochSecond() < 0) {
+            throw new IllegalArgumentException("the guest's clock cannot be set before 1970, to " + now);
+        }
+        done(request(AgentProtocol.SET_CLOCK, Payload.create().u64(now.getEpochSecond()).u32(now.getNano()).build(),
+                REQUEST_DEADLINE, "set the clock"), "set the guest's clock");
+    }
+
+    /**
      * Asks the agent to kill every command and power the guest off (a resident agent exits). The
      * stream ends afterwards, and this connection with it.
      */

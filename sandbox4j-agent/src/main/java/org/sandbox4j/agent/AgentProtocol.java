@@ -38,6 +38,7 @@ final class AgentProtocol {
     static final int PING = 0x02;
     static final int RESEED = 0x03;
     static final int SHUTDOWN = 0x04;
+    static final int SET_CLOCK = 0x05;
     static final int EXEC = 0x10;
     static final int STDIN = 0x11;
     static final int STDIN_CLOSE = 0x12;

@@ -171,13 +171,11 @@ final class GuestSnapshots {
     }
 
     /**
-     * Makes the default work dir, as every acquire does first (a restored guest then finds it made),
-     * and runs what renews a restored guest ({@link MicroVm#renew}): the programs both run, read
-     * from the root disk under TCG otherwise, are then in the snapshot's page cache.
+     * Makes the default work dir, as every acquire does first: a restored guest then finds it made,
+     * and the programs that made it are in the snapshot's page cache.
      */
     private static void warmUp(MicroVm vm, Duration deadline, String backendName) {
         MicroVmSandbox.makeWorkDir(vm.agent(), WORK_DIR, deadline, backendName);
-        MicroVm.renew(vm.agent(), backendName);
     }
 
     private static void migrate(QemuLaunch template, ProcessHandle qemu, Path partial, long until)

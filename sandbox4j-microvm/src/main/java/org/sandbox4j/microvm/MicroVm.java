@@ -17,12 +17,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.sandbox4j.agent.AgentConnection;
-import org.sandbox4j.core.ExecOptions;
-import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
-import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.ProcessPump;
 
@@ -37,12 +34,6 @@ final class MicroVm implements AutoCloseable {
     private static final int DIAGNOSTIC_LINES = 12;
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
     private static final int RESEED_BYTES = 64;
-    private static final Duration RENEW_TIMEOUT = Duration.ofSeconds(30);
-    private static final String PERL = "/usr/bin/perl";
-    /** RNDRESEEDCRNG is _IO('R', 7); clock_settime is x86-64's system call 227, CLOCK_REALTIME 0. */
-    private static final String RENEW_SCRIPT = "open(my $r, '<', '/dev/urandom') or die \"/dev/urandom: $!\\n\"; "
-            + "ioctl($r, 0x5207, 0) or die \"RNDRESEEDCRNG: $!\\n\"; "
-            + "syscall(227, 0, pack('q q', $ARGV[0], $ARGV[1])) == 0 or die \"clock_settime: $!\\n\";";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
@@ -134,25 +125,18 @@ final class MicroVm implements AutoCloseable {
     /**
      * What a restored guest needs before anything runs in it: every guest restored from one snapshot
      * starts with the same random state and a clock stopped at the instant the snapshot was taken.
-     * Mixes 64 fresh bytes into the guest's pool ({@code RESEED}), then, in one program, makes the
-     * kernel rekey its generator from that pool at once ({@code RNDRESEEDCRNG}: added entropy alone
-     * reaches {@code /dev/urandom} only at the next periodic reseed, up to a minute later) and sets
-     * the clock to the host's ({@code clock_settime}). The agent has no request for either: perl,
-     * which every Debian root has, makes the two system calls.
+     * The agent mixes 64 fresh bytes into the guest's pool and rekeys its generator at once
+     * ({@code RESEED}), then sets the clock to the host's ({@code SET_CLOCK}).
      */
     static void renew(AgentConnection agent, String backendName) {
         byte[] seed = new byte[RESEED_BYTES];
         RANDOM.nextBytes(seed);
-        agent.reseed(seed);
-        Instant now = Instant.now();
-        List<String> argv = List.of(PERL, "-e", RENEW_SCRIPT, Long.toString(now.getEpochSecond()),
-                Integer.toString(now.getNano()));
-        ExecResult renewed = agent.execAsAgent(argv, "/", GuestEnvironment.WITH_SYSTEM_PATH,
-                ExecOptions.in("/", RENEW_TIMEOUT), String.join(" ", argv));
-        if (renewed.exitCode() != 0) {
-            throw new SandboxException("backend '" + backendName + "' could not rekey the restored guest's random "
-                    + "generator or set its clock: " + GuestText.quote(renewed.stderrText()));
+        if (agent.reseed(seed) == 0) {
+            throw new SandboxException("backend '" + backendName + "': the restored guest's agent could not credit "
+                    + "fresh randomness (its RESEED credited nothing), so it would share its random state with every "
+                    + "guest restored from the same snapshot");
         }
+        agent.setClock(Instant.now());
     }
 
     /** Copies the snapshot into the socket QEMU serves for {@code -incoming}, under the deadline. */
