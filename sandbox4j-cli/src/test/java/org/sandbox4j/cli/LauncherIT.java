@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.sandbox4j.microvm.GuestImage;
 
 /**
  * The README's first command, through the real {@code ./sandbox4j} launcher, against the jar the
@@ -25,7 +26,9 @@ class LauncherIT {
         assertThat(jar).as("the runnable jar the package phase builds").exists();
         Path launcher = jar.getParent().getParent().getParent().resolve("sandbox4j");
         assertThat(Files.isExecutable(launcher)).as(launcher + " is executable").isTrue();
-        try (CliProcess cli = CliProcess.fresh()) {
+        String guest = System.getenv(GuestImage.DIRECTORY_VARIABLE);
+        assertThat(guest).as(GuestImage.DIRECTORY_VARIABLE + ": scripts/test.sh provisions the microVM guest").isNotBlank();
+        try (CliProcess cli = CliProcess.fresh().env(GuestImage.DIRECTORY_VARIABLE, guest)) {
             CliProcess.Result result = cli.runProgram(List.of(launcher.toString(), "-v", "run", "-e",
                     "print(sum(range(10)))"), new byte[0]);
             assertThat(result.exitCode()).as(result.toString()).isZero();

@@ -1,5 +1,6 @@
 package org.sandbox4j.microvm;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -27,9 +28,22 @@ public record GuestImage(Path kernel, Path initrd, Path root) {
     static final String ROOT_FILE = "rootfs.ext4";
 
     public GuestImage {
-        kernel = Objects.requireNonNull(kernel, "kernel").toAbsolutePath();
-        initrd = Objects.requireNonNull(initrd, "initrd").toAbsolutePath();
-        root = Objects.requireNonNull(root, "root").toAbsolutePath();
+        kernel = canonical(Objects.requireNonNull(kernel, "kernel"));
+        initrd = canonical(Objects.requireNonNull(initrd, "initrd"));
+        root = canonical(Objects.requireNonNull(root, "root"));
+    }
+
+    /**
+     * The file's real path where it exists: QEMU opens exactly these paths, perhaps as another user
+     * (see {@link UnprivilegedQemu}), who may be unable to pass through a link's directory (a guest
+     * linked from root's home, say) though able to read its target.
+     */
+    private static Path canonical(Path file) {
+        try {
+            return file.toRealPath();
+        } catch (IOException | RuntimeException missing) {
+            return file.toAbsolutePath();
+        }
     }
 
     /** The three files {@code build-guest.sh} leaves in {@code directory}. */
