@@ -193,10 +193,6 @@ final class MicroVm implements AutoCloseable {
         return agent;
     }
 
-    long pid() {
-        return qemu.pid();
-    }
-
     /** Whether this host restored the guest from a snapshot: it then holds what the snapshot's template made. */
     boolean restored() {
         return restored;
@@ -204,10 +200,6 @@ final class MicroVm implements AutoCloseable {
 
     ProcessHandle process() {
         return qemu;
-    }
-
-    boolean alive() {
-        return qemu.isAlive();
     }
 
     Accelerator accelerator() {

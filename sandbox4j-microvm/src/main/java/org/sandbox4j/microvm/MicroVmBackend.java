@@ -214,7 +214,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private Optional<MicroVm> warm(SandboxRecord record) {
         for (Path directory : directories(record::names)) {
             MicroVm connected = CONNECTED.get(directory);
-            if (connected != null && connected.alive()) {
+            if (connected != null && connected.process().isAlive()) {
                 return Optional.of(connected);
             }
             forget(directory);

@@ -99,7 +99,7 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
         try {
             return call.get();
         } catch (AgentConnectionFailed broken) {
-            if (vm.closed() || !vm.alive()) {
+            if (vm.closed() || !vm.process().isAlive()) {
                 throw disposed("while the call ran", broken);
             }
             throw broken;
@@ -107,7 +107,7 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
     }
 
     private SandboxDisposed disposed(String when, Throwable cause) {
-        return new SandboxDisposed("backend '" + backendName + "': this sandbox's guest (QEMU pid " + vm.pid()
+        return new SandboxDisposed("backend '" + backendName + "': this sandbox's guest (QEMU pid " + vm.process().pid()
                 + ") was disposed of, or ended, " + when + "; acquire the key again for a fresh one", cause);
     }
 
@@ -153,6 +153,6 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
 
     @Override
     public String toString() {
-        return "MicroVmSandbox[" + backendName + ", qemu pid " + vm.pid() + ", " + vm.accelerator() + "]";
+        return "MicroVmSandbox[" + backendName + ", qemu pid " + vm.process().pid() + ", " + vm.accelerator() + "]";
     }
 }

@@ -279,23 +279,24 @@ final class SbxSandbox implements Sandbox {
 
     @Override
     public Optional<SandboxEntry> stat(String path, String workingDirectory) {
-        requireLive();
-        requireReachable(path, workingDirectory);
-        return files.stat(path, workingDirectory);
+        return files(path, workingDirectory).stat(path, workingDirectory);
     }
 
     @Override
     public byte[] readFile(String path, String workingDirectory, long maxBytes) {
-        requireLive();
-        requireReachable(path, workingDirectory);
-        return files.readFile(path, workingDirectory, filesOut.readCap(maxBytes));
+        return files(path, workingDirectory).readFile(path, workingDirectory, filesOut.readCap(maxBytes));
     }
 
     @Override
     public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        return files(path, workingDirectory).listDir(path, workingDirectory);
+    }
+
+    /** The workspace's files, once this instance is live and {@code path} lies in the workspace. */
+    private WorkspaceFiles files(String path, String workingDirectory) {
         requireLive();
         requireReachable(path, workingDirectory);
-        return files.listDir(path, workingDirectory);
+        return files;
     }
 
     /**
