@@ -51,6 +51,7 @@ public final class HandBootedGuest implements AutoCloseable {
         // The bare mechanism runs QEMU as this user: no setpriv in front of the same command line.
         QemuLaunch launch = new QemuLaunch(QEMU, guest, Accelerator.probeHost().accelerator(), MEMORY_MIB, CPUS,
                 OVERLAY_MIB, PROCESSES, directory, Optional.empty());
+        Files.createDirectory(launch.qemuDirectory());
         Process qemu = new ProcessBuilder(launch.argv()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         Thread killAtExit = new Thread(qemu::destroyForcibly, NAME + " qemu killer");

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.UserPrincipal;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -56,7 +57,7 @@ final class GuestSnapshots {
     private static final Duration STALE_PARTIAL = Duration.ofHours(1);
     /** The work dir every snapshot's template makes: the default one, normalised. */
     static final String WORK_DIR = GuestPaths.normalize(SandboxSpec.DEFAULT_WORK_DIR);
-    /** Java listens here, in the template's directory, and QEMU migrates into it. */
+    /** Java listens here, in the template's QEMU directory, and QEMU migrates into it. */
     static final String MIGRATION_SOCKET = "migrate.sock";
     /** The stream holds guest RAM (zero pages compressed) plus device state: well under RAM plus this. */
     private static final long SLACK_BYTES = 64L << 20;
@@ -79,12 +80,14 @@ final class GuestSnapshots {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }
-        // The argv of a launch in a fixed directory: the sandbox's own paths are not in the snapshot.
-        for (String word : launch.in(Path.of("/")).argv()) {
+        // QEMU's argv in a fixed directory: the sandbox's own paths and user are not in the snapshot.
+        for (String word : launch.in(Path.of("/"), Optional.empty()).qemuArgv()) {
             sha256.update(word.getBytes(StandardCharsets.UTF_8));
             sha256.update((byte) 0);
         }
-        for (Path file : List.of(launch.guest().kernel(), launch.guest().initrd(), launch.guest().root())) {
+        // A snapshot restores only into the QEMU that made it: another version refuses its stream.
+        for (Path file : List.of(launch.qemu(), launch.guest().kernel(), launch.guest().initrd(),
+                launch.guest().root())) {
             sha256.update(fingerprint(file).getBytes(StandardCharsets.UTF_8));
             sha256.update((byte) 0);
         }
@@ -180,7 +183,8 @@ final class GuestSnapshots {
 
     private static void migrate(QemuLaunch template, ProcessHandle qemu, Path partial, long until)
             throws IOException {
-        Path socket = template.directory().resolve(MIGRATION_SOCKET);
+        Path socket = template.qemuDirectory().resolve(MIGRATION_SOCKET);
+        UserPrincipal qemuUser = QemuSockets.serverOf(socket);
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
                 QemuSockets.Guard serverDeadline = QemuSockets.closeAt(until, server)) {
             server.bind(UnixDomainSocketAddress.of(socket));
@@ -189,8 +193,8 @@ final class GuestSnapshots {
                 Files.setAttribute(socket, "unix:uid", template.runAs().get().uid());
                 Files.setAttribute(socket, "unix:gid", template.runAs().get().gid());
             }
-            CompletableFuture<Long> copied = CompletableFuture.supplyAsync(() -> receive(server, partial,
-                    maxBytes(template)), task -> ProcessPump.daemon("snapshot stream", task).start());
+            CompletableFuture<Long> copied = CompletableFuture.supplyAsync(() -> receive(server, qemuUser, socket,
+                    partial, maxBytes(template)), task -> ProcessPump.daemon("snapshot stream", task).start());
             try (QemuMonitor monitor = QemuMonitor.connect(template.monitorSocket(), qemu, until);
                     QemuSockets.Guard monitorDeadline = QemuSockets.closeAt(until, monitor)) {
                 monitor.execute("migrate-set-parameters", "{\"max-bandwidth\":" + MAX_BANDWIDTH + "}");
@@ -235,11 +239,13 @@ final class GuestSnapshots {
 
     /**
      * Accepts one connection, stops listening, and copies it into {@code partial}, at most
-     * {@code maxBytes}. Another process of QEMU's user could connect first; then the template's own
-     * connection is refused, its migration never completes, and no snapshot is made of what came in.
+     * {@code maxBytes}. Only QEMU's user may connect (the socket and its directory are that user's),
+     * and a connection from anyone else is refused: the template's migration then never completes,
+     * and no snapshot is made of what came in.
      */
-    private static long receive(ServerSocketChannel server, Path partial, long maxBytes) {
-        try (SocketChannel channel = acceptOne(server);
+    private static long receive(ServerSocketChannel server, UserPrincipal qemuUser, Path socket, Path partial,
+            long maxBytes) {
+        try (SocketChannel channel = QemuSockets.requirePeer(acceptOne(server), qemuUser, socket);
                 FileChannel out = FileChannel.open(partial, StandardOpenOption.CREATE_NEW,
                         StandardOpenOption.WRITE)) {
             ByteBuffer buffer = ByteBuffer.allocate(1 << 16);

@@ -34,6 +34,7 @@ final class MicroVm implements AutoCloseable {
     private static final int DIAGNOSTIC_LINES = 12;
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
     private static final int RESEED_BYTES = 64;
+    private static final int PID_FILE_BYTES = 32;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
@@ -101,6 +102,8 @@ final class MicroVm implements AutoCloseable {
         }
         ProcessPump.daemon(backendName + " qemu output", () -> qemuOutput.drain(qemu.getInputStream())).start();
         try {
+            // setpriv execs QEMU: the pid started is QEMU's.
+            SandboxRecord.writeHostFile(launch.pidFile(), Long.toString(qemu.pid()) + "\n");
             qemu.getOutputStream().close();
             if (snapshot.isPresent()) {
                 streamSnapshot(snapshot.get(), launch.restoreSocket(), qemu.toHandle(), until);
@@ -174,9 +177,10 @@ final class MicroVm implements AutoCloseable {
 
     private static MicroVm connectTo(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
             long until, String backendName, boolean restored) throws IOException {
-        SocketChannel consoleChannel = QemuSockets.connect(directory.resolve(QemuLaunch.CONSOLE_SOCKET), qemu, until);
+        Path sockets = QemuLaunch.qemuDirectory(directory);
+        SocketChannel consoleChannel = QemuSockets.connect(sockets.resolve(QemuLaunch.CONSOLE_SOCKET), qemu, until);
         ProcessPump.daemon(backendName + " console", () -> console.drain(QemuSockets.input(consoleChannel))).start();
-        SocketChannel agentChannel = QemuSockets.connect(directory.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
+        SocketChannel agentChannel = QemuSockets.connect(sockets.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
         try {
             Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 0));
             AgentConnection agent = AgentConnection.open(QemuSockets.input(agentChannel),
@@ -249,23 +253,39 @@ final class MicroVm implements AutoCloseable {
         return recorded.isPresent();
     }
 
-    /** The live QEMU process a sandbox directory's pid file names, checked by its command line. */
+    /**
+     * The live QEMU process a sandbox directory's pid file names (the host wrote it; QEMU cannot
+     * write there), checked by its command line and its user: a recycled pid must not be killed.
+     */
     static Optional<ProcessHandle> recordedProcess(Path directory) {
-        Path pidFile = directory.resolve(QemuLaunch.PID_FILE);
-        long pid;
-        try {
-            if (Files.size(pidFile) > 32) {
-                return Optional.empty();
-            }
-            pid = Long.parseLong(Files.readString(pidFile).strip());
-        } catch (IOException | NumberFormatException e) {
+        Optional<Long> pid = SandboxRecord.readHostFile(directory.resolve(QemuLaunch.PID_FILE), PID_FILE_BYTES)
+                .flatMap(MicroVm::parsePid);
+        if (pid.isEmpty()) {
             return Optional.empty();
         }
-        String agentSocket = directory.resolve(QemuLaunch.AGENT_SOCKET).toString();
-        // A recycled pid must not be killed: the process must be a QEMU serving this directory's socket.
-        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+        Path sockets = QemuLaunch.qemuDirectory(directory);
+        String agentSocket = sockets.resolve(QemuLaunch.AGENT_SOCKET).toString();
+        return ProcessHandle.of(pid.get()).filter(ProcessHandle::isAlive)
                 .filter(process -> process.info().arguments().map(words -> String.join(" ", words))
-                        .filter(line -> line.contains("path=" + agentSocket + ",")).isPresent());
+                        .filter(line -> line.contains("path=" + agentSocket + ",")).isPresent())
+                .filter(process -> sameOwner(Path.of("/proc", Long.toString(process.pid())), sockets));
+    }
+
+    private static Optional<Long> parsePid(String text) {
+        try {
+            return Optional.of(Long.parseLong(text.strip()));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static boolean sameOwner(Path one, Path other) {
+        try {
+            return Files.getAttribute(one, "unix:uid", LinkOption.NOFOLLOW_LINKS)
+                    .equals(Files.getAttribute(other, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
 

@@ -3,6 +3,8 @@ package org.sandbox4j.microvm;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.LinkOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -42,11 +44,14 @@ import org.sandbox4j.core.spi.TreeRemoval;
  *
  * <h2>Sandboxes</h2>
  * A sandbox is a guest booted for one (conversation, key, kind). Its host directory under the
- * state root ({@code vm-<random>}) holds QEMU's sockets and pid file and a {@link SandboxRecord}
- * naming the key by digest and the JVM that owns it; every instance, in any process, finds guests
- * there, reuses a live one (reconnecting to its agent) and ends them on {@code dispose}. Nothing
- * the guest does reaches that directory: its commands and files go through the guest agent over a
- * virtio-serial port, and its whole writable file system is an overlay in guest memory.
+ * state root ({@code vm-<random>}) holds a {@link SandboxRecord} naming the key by digest and the
+ * JVM that owns it, and QEMU's pid file, both written by this host user alone, and QEMU's own
+ * directory for its sockets (the only place QEMU's user may write: a compromised QEMU can forge
+ * nothing the host reads, and the host checks who serves each socket before it speaks). Every
+ * instance, in any process, finds guests there, reuses a live one (reconnecting to its agent) and
+ * ends them on {@code dispose}. Nothing the guest does reaches that directory: its commands and
+ * files go through the guest agent over a virtio-serial port, and its whole writable file system
+ * is an overlay in guest memory.
  *
  * <h2>Fast acquire</h2>
  * A new guest is restored from a snapshot of a booted, idle guest rather than booted (under TCG
@@ -79,6 +84,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private static final Duration WORK_DIR_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration RESTORE_DEADLINE = Duration.ofSeconds(20);
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
+    private static final Set<PosixFilePermission> PASSABLE = PosixFilePermissions.fromString("rwx--x--x");
     private static final System.Logger LOG = System.getLogger(MicroVmBackend.class.getName());
     /** Every guest this JVM is connected to, by directory: instances over one state root share them. */
     private static final Map<Path, MicroVm> CONNECTED = new ConcurrentHashMap<>();
@@ -94,9 +101,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private final int overlayMib;
     private final int processes;
     private final Duration bootDeadline;
-    private final Optional<QemuLaunch.Unprivileged> runAs;
-    /** Who QEMU runs as, and why, for {@link #diagnostics()}. */
-    private final String qemuUser;
+    /** Who QEMU runs as, and why ({@link #diagnostics()}). */
+    private final UnprivilegedQemu qemuUser;
     /** Empty when snapshots are off. */
     private final Optional<GuestSnapshots> snapshots;
     private final KeyedLocks<String> acquiring = new KeyedLocks<>();
@@ -126,9 +132,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             throw new IllegalArgumentException("backend '" + name + "' cannot make its state root " + stateRoot + ": "
                     + ErrorDetail.of(e) + "; choose another with MicroVmBackend.builder().stateRoot(path)", e);
         }
-        UnprivilegedQemu unprivileged = UnprivilegedQemu.decide(stateRoot, guest);
-        this.runAs = unprivileged.user();
-        this.qemuUser = unprivileged.reason();
+        this.qemuUser = UnprivilegedQemu.decide(stateRoot, guest);
         this.accelerator = builder.accelerator.map(chosen -> new Accelerator.Choice(chosen, chosen + ": as configured"))
                 .orElseGet(Accelerator::probeHost);
         QemuLaunch.requireSocketRoom(stateRoot.resolve(DIRECTORY_PREFIX + "0".repeat(DIRECTORY_RANDOM_BYTES * 2)),
@@ -165,7 +169,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
      * how guests start (restored from a snapshot, or booted cold and why).
      */
     public List<String> diagnostics() {
-        return List.of(accelerator.reason(), qemuUser,
+        return List.of(accelerator.reason(), qemuUser.reason(),
                 "guest kernel: " + guest.kernel(), "guest root: " + guest.root(),
                 "per guest: " + memoryMib + " MiB of memory, " + cpus + " vCPU(s), " + processes + " processes, "
                         + overlayMib + " MiB of writable storage (in guest memory)",
@@ -233,7 +237,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         booted.add(directory);
         Accelerator.Choice choice = accelerator;
         QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, processes,
-                directory, runAs);
+                directory, qemuUserOf(directory));
         Optional<MicroVm> restored = restore(launch);
         if (restored.isPresent()) {
             CONNECTED.put(directory, restored.get());
@@ -308,7 +312,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private Path makeSnapshot(GuestSnapshots store, QemuLaunch launch) {
         Path template = newDirectory(TEMPLATE_PREFIX, SandboxRecord.snapshotTemplate());
         try {
-            return store.make(launch.in(template), bootDeadline, name);
+            return store.make(launch.in(template, qemuUserOf(template)), bootDeadline, name);
         } finally {
             remove(template);
         }
@@ -323,18 +327,27 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         }
     }
 
-    /** A new guest directory, only this user's, handed to QEMU's user where it runs as another. */
+    /**
+     * A new guest directory: this user's alone, holding the record, and QEMU's directory in it,
+     * handed to the guest's own uid where QEMU runs as one. Others may pass through the guest
+     * directory (QEMU's user must, to reach its own) but not list or write it.
+     */
     private Path newDirectory(String prefix, SandboxRecord record) {
         Path directory = stateRoot.resolve(prefix + HexFormat.of().formatHex(randomBytes()));
+        Path qemuDirectory = QemuLaunch.qemuDirectory(directory);
         try {
             Files.createDirectories(stateRoot);
-            Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
             record.writeTo(directory);
-            if (runAs.isPresent()) {
-                // QEMU, running as that user, makes its sockets and pid file here; nothing else of the host's.
-                Files.setAttribute(directory, "unix:uid", runAs.get().uid());
-                Files.setAttribute(directory, "unix:gid", runAs.get().gid());
+            Files.createDirectory(qemuDirectory, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+            if (qemuUser.setpriv().isPresent()) {
+                int uid;
+                synchronized (MicroVmBackend.class) {
+                    uid = UnprivilegedQemu.freeUid(qemuUidsInUse(), RANDOM);
+                    Files.setAttribute(qemuDirectory, "unix:uid", uid);
+                }
+                Files.setAttribute(qemuDirectory, "unix:gid", uid);
+                Files.setPosixFilePermissions(directory, PASSABLE);
             }
         } catch (IOException e) {
             throw new SandboxException("backend '" + name + "' could not make a sandbox directory under " + stateRoot
@@ -342,6 +355,31 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
                     + "MicroVmBackend.builder().stateRoot(path)", e);
         }
         return directory;
+    }
+
+    /** The uids the QEMUs of this state root's directories run as. */
+    private Set<Integer> qemuUidsInUse() {
+        Set<Integer> uids = new java.util.HashSet<>();
+        try (Stream<Path> entries = Files.list(stateRoot)) {
+            entries.forEach(directory -> qemuUid(directory).ifPresent(uids::add));
+        } catch (IOException nothingYet) {
+            return uids;
+        }
+        return uids;
+    }
+
+    /** The uid a guest directory's QEMU runs as: the owner of its QEMU directory (which only this user can set). */
+    private static Optional<Integer> qemuUid(Path directory) {
+        try {
+            return Optional.of((Integer) Files.getAttribute(QemuLaunch.qemuDirectory(directory), "unix:uid",
+                    LinkOption.NOFOLLOW_LINKS));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    private Optional<QemuLaunch.Unprivileged> qemuUserOf(Path directory) {
+        return qemuUid(directory).flatMap(qemuUser::user);
     }
 
     @Override

@@ -24,7 +24,8 @@ import java.util.regex.Pattern;
  * @param cpus        vCPUs
  * @param overlayMib  the most the guest's writable overlay (its whole writable file system) may hold
  * @param processes   the most tasks the guest's commands may run together (the agent's {@code pids.max})
- * @param directory   the sandbox's host directory: its sockets and QEMU's pid file
+ * @param directory   the sandbox's host directory: its record and QEMU's pid file, which only this host
+ *                    user may write, and QEMU's own subdirectory ({@value #QEMU_DIRECTORY}) for its sockets
  * @param runAs       the unprivileged uid and gid QEMU runs as, started by {@code setpriv} with no
  *                    groups, no capabilities and {@code no_new_privs}; empty to run it as this user
  */
@@ -35,6 +36,12 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     record Unprivileged(Path setpriv, int uid, int gid) {
     }
 
+    /**
+     * QEMU's own directory inside the sandbox's: the only place its user may write. Nothing the
+     * host reads about a sandbox (its record, the pid file) is in it, so a compromised QEMU can forge
+     * none of it; the host only connects to the sockets in it, checking who serves them.
+     */
+    static final String QEMU_DIRECTORY = "q";
     static final String AGENT_SOCKET = "agent.sock";
     static final String CONSOLE_SOCKET = "console.sock";
     static final String PID_FILE = "qemu.pid";
@@ -62,24 +69,34 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
         return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, processes, directory, runAs);
     }
 
+    /** Where QEMU makes its sockets: {@value #QEMU_DIRECTORY} in the sandbox's directory. */
+    static Path qemuDirectory(Path directory) {
+        return directory.resolve(QEMU_DIRECTORY);
+    }
+
+    Path qemuDirectory() {
+        return qemuDirectory(directory);
+    }
+
     Path agentSocket() {
-        return directory.resolve(AGENT_SOCKET);
+        return qemuDirectory().resolve(AGENT_SOCKET);
     }
 
     Path consoleSocket() {
-        return directory.resolve(CONSOLE_SOCKET);
+        return qemuDirectory().resolve(CONSOLE_SOCKET);
     }
 
+    /** Written by the host, not by QEMU ({@code -pidfile}): QEMU cannot write the sandbox's directory. */
     Path pidFile() {
         return directory.resolve(PID_FILE);
     }
 
     Path restoreSocket() {
-        return directory.resolve(RESTORE_SOCKET);
+        return qemuDirectory().resolve(RESTORE_SOCKET);
     }
 
     Path monitorSocket() {
-        return directory.resolve(MONITOR_SOCKET);
+        return qemuDirectory().resolve(MONITOR_SOCKET);
     }
 
     /** What a snapshot template adds to {@link #argv()}: a QMP monitor to migrate it with. */
@@ -93,18 +110,25 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     }
 
     /**
-     * The same launch in another directory: the argv of two launches that differ only in their
-     * directory differ only in paths (sockets, pid file), which a snapshot does not hold.
+     * The same launch in another directory, run as another user: two launches that differ only in
+     * those differ only in socket paths and who QEMU runs as, neither of which a snapshot holds.
      */
-    QemuLaunch in(Path other) {
-        return new QemuLaunch(qemu, guest, accelerator, memoryMib, cpus, overlayMib, processes, other, runAs);
+    QemuLaunch in(Path other, Optional<Unprivileged> user) {
+        return new QemuLaunch(qemu, guest, accelerator, memoryMib, cpus, overlayMib, processes, other, user);
     }
 
-    /** The whole command line. */
+    /** The whole command line: {@code setpriv} (when QEMU runs as another user), then {@link #qemuArgv()}. */
     List<String> argv() {
         List<String> argv = new ArrayList<>();
         runAs.ifPresent(user -> argv.addAll(List.of(user.setpriv().toString(), "--reuid=" + user.uid(),
                 "--regid=" + user.gid(), "--clear-groups", "--inh-caps=-all", "--no-new-privs", "--")));
+        argv.addAll(qemuArgv());
+        return List.copyOf(argv);
+    }
+
+    /** QEMU's own command line. */
+    List<String> qemuArgv() {
+        List<String> argv = new ArrayList<>();
         argv.addAll(List.of(qemu.toString(),
                 "-M", "microvm,isa-serial=on,rtc=on",
                 "-accel", accelerator.qemuOption(),
@@ -112,7 +136,6 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
                 "-smp", Integer.toString(cpus),
                 "-nodefaults", "-no-user-config", "-nic", "none", "-display", "none", "-no-reboot",
                 "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
-                "-pidfile", pidFile().toString(),
                 "-kernel", guest.kernel().toString(),
                 "-initrd", guest.initrd().toString(),
                 "-append", kernelCommandLine(),
@@ -155,7 +178,7 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     /** Refuses a directory whose socket paths would not fit a unix socket address. */
     static void requireSocketRoom(Path directory, String backendName) {
         // No socket name is longer than the console's (the restore and migration sockets' are as long).
-        int longest = directory.resolve(CONSOLE_SOCKET).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)
+        int longest = qemuDirectory(directory).resolve(CONSOLE_SOCKET).toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)
                 .length;
         if (longest > MAX_SOCKET_PATH_BYTES) {
             throw new IllegalArgumentException("backend '" + backendName + "': the state root " + directory.getParent()

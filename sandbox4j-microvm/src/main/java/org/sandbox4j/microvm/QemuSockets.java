@@ -9,15 +9,24 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import jdk.net.ExtendedSocketOptions;
 import org.sandbox4j.core.SandboxException;
 
-/** The unix sockets QEMU serves (the agent's port, the console): connecting to one, and its two halves as streams. */
+/**
+ * The unix sockets QEMU serves (the agent's port, the console, its monitor): connecting to one, and
+ * its two halves as streams. They live in QEMU's own directory, where a compromised QEMU could put
+ * a link to some other socket in place of its own; so whoever answers must be QEMU's user, the
+ * owner of that directory (which sits in one only this host user may write): the peer's
+ * credentials are checked before a byte is sent.
+ */
 final class QemuSockets {
 
     private static final Duration POLL = Duration.ofMillis(10);
@@ -25,16 +34,24 @@ final class QemuSockets {
     private QemuSockets() {
     }
 
-    /** Connects to a socket QEMU serves, as soon as it is there, until the deadline or QEMU's exit. */
+    /**
+     * Connects to a socket QEMU serves, as soon as it is there, until the deadline or QEMU's exit.
+     *
+     * @throws IOException also when the socket is served by another user than QEMU's
+     */
     static SocketChannel connect(Path socket, ProcessHandle qemu, long until) throws IOException {
+        UserPrincipal server = serverOf(socket);
         while (true) {
             if (Files.exists(socket)) {
                 SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
                 try {
                     channel.connect(UnixDomainSocketAddress.of(socket));
-                    return channel;
                 } catch (IOException notListeningYet) {
                     channel.close();
+                    channel = null;
+                }
+                if (channel != null) {
+                    return requirePeer(channel, server, socket);
                 }
             }
             if (!qemu.isAlive()) {
@@ -45,6 +62,28 @@ final class QemuSockets {
             }
             sleep(POLL);
         }
+    }
+
+    /** Who must be at the other end of a socket in QEMU's directory: that directory's owner. */
+    static UserPrincipal serverOf(Path socket) throws IOException {
+        return Files.getOwner(socket.getParent(), LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** {@code channel}, when the process at its other end runs as {@code expected}; else closed, and refused. */
+    static SocketChannel requirePeer(SocketChannel channel, UserPrincipal expected, Path socket) throws IOException {
+        UserPrincipal peer;
+        try {
+            peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED).user();
+        } catch (IOException | UnsupportedOperationException e) {
+            channel.close();
+            throw new IOException("cannot tell who is at the other end of " + socket + ": " + e.getMessage(), e);
+        }
+        if (!peer.equals(expected)) {
+            channel.close();
+            throw new IOException("the other end of " + socket + " runs as " + peer.getName() + ", not as QEMU's user "
+                    + expected.getName() + " (is it a link to another socket?)");
+        }
+        return channel;
     }
 
     /**

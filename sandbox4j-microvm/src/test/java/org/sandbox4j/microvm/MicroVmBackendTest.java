@@ -3,7 +3,14 @@ package org.sandbox4j.microvm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +18,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -71,14 +79,105 @@ class MicroVmBackendTest {
     }
 
     @Test
-    void asRootQemuRunsAsNobody() throws IOException {
-        backend.acquire(key("nobody"), SandboxSpec.builder("python").build());
-        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        int qemuUid = (Integer) Files.getAttribute(Path.of("/proc/" + onlyRecordedQemu().pid()), "unix:uid");
+    void asRootEveryGuestsQemuRunsAsAUidOfItsOwn() throws Exception {
+        backend.acquire(key("uid-a"), SandboxSpec.builder("python").build());
+        backend.acquire(key("uid-b"), SandboxSpec.builder("python").build());
+        List<ProcessHandle> qemus = guestDirectories().stream().map(directory -> MicroVm.recordedProcess(directory)
+                .orElseThrow()).toList();
+        assertThat(qemus).hasSize(2);
+        int uid = uidOf(Path.of("/proc/self"));
+        int first = uidOf(Path.of("/proc/" + qemus.get(0).pid()));
+        int second = uidOf(Path.of("/proc/" + qemus.get(1).pid()));
+        if (uid != 0) {
+            assertThat(List.of(first, second)).containsOnly(uid);
+            assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line).startsWith("QEMU runs as this user"));
+            return;
+        }
+        assertThat(List.of(first, second)).allSatisfy(qemuUid -> assertThat(qemuUid)
+                .isBetween(UnprivilegedQemu.FIRST_UID, UnprivilegedQemu.FIRST_UID + UnprivilegedQemu.UIDS - 1));
+        assertThat(first).isNotEqualTo(second);
+        assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line)
+                .startsWith("QEMU runs as a uid of its own per guest"));
+        // One guest's QEMU, were it compromised, cannot even signal another's.
+        assertThat(runAsUser(first, "kill", "-0", Long.toString(qemus.get(1).pid()))).isNotZero();
+        assertThat(runAsUser(first, "kill", "-0", Long.toString(qemus.get(0).pid()))).isZero();
+    }
 
-        assertThat(qemuUid).isEqualTo(uid == 0 ? UnprivilegedQemu.NOBODY : uid);
-        assertThat(backend.diagnostics()).anySatisfy(line -> assertThat(line).startsWith("QEMU runs as "
-                + (uid == 0 ? "nobody" : "this user")));
+    @Test
+    void qemusUserCannotWriteWhatTheHostReadsAboutItsGuest() throws Exception {
+        assumeTrue(uidOf(Path.of("/proc/self")) == 0, "QEMU runs as another user only when the host runs as root");
+        SandboxKey key = key("forge");
+        Sandbox sandbox = backend.acquire(key, SandboxSpec.builder("python").build());
+        Path directory = guestDirectories().get(0);
+        ProcessHandle qemu = MicroVm.recordedProcess(directory).orElseThrow();
+        SandboxRecord record = SandboxRecord.readFrom(directory).orElseThrow();
+        int qemuUid = uidOf(Path.of("/proc/" + qemu.pid()));
+
+        // What a compromised QEMU would try: forge the record (to claim another conversation's key),
+        // point the pid file at another process, swap its own directory for a link.
+        String d = directory.toString();
+        assertThat(runAsUser(qemuUid, "sh", "-c", "echo forged > " + d + "/sandbox")).isNotZero();
+        assertThat(runAsUser(qemuUid, "sh", "-c", "echo 1 > " + d + "/qemu.pid")).isNotZero();
+        assertThat(runAsUser(qemuUid, "sh", "-c", "rm -f " + d + "/sandbox " + d + "/qemu.pid")).isNotZero();
+        assertThat(runAsUser(qemuUid, "mv", d + "/q", d + "/q2")).isNotZero();
+        assertThat(runAsUser(qemuUid, "ln", "-s", "/", d + "/sandbox2")).isNotZero();
+        // Its own directory it may write: the uid is the one QEMU runs as.
+        assertThat(runAsUser(qemuUid, "touch", d + "/q/probe")).isZero();
+
+        assertThat(SandboxRecord.readFrom(directory)).contains(record);
+        assertThat(MicroVm.recordedProcess(directory).map(ProcessHandle::pid)).contains(qemu.pid());
+        assertThat(Files.getOwner(directory.resolve(SandboxRecord.FILE)).getName()).isEqualTo("root");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(directory.resolve(SandboxRecord.FILE))))
+                .isEqualTo("rw-------");
+        assertThat(run(sandbox, "echo still").stdoutText().strip()).isEqualTo("still");
+    }
+
+    @Test
+    void aLinkInPlaceOfTheAgentSocketIsRefusedBeforeAByteIsSent() throws Exception {
+        assumeTrue(uidOf(Path.of("/proc/self")) == 0, "QEMU runs as another user only when the host runs as root");
+        backend.acquire(key("decoy"), SandboxSpec.builder("python").build());
+        Path directory = guestDirectories().get(0);
+        Path decoySocket = stateRoot.resolve("decoy.sock");
+        AtomicLong received = new AtomicLong();
+        try (ServerSocketChannel decoy = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            decoy.bind(UnixDomainSocketAddress.of(decoySocket));
+            Thread reader = new Thread(() -> {
+                try (SocketChannel peer = decoy.accept()) {
+                    ByteBuffer buffer = ByteBuffer.allocate(4096);
+                    for (int n; (n = peer.read(buffer.clear())) > 0; ) {
+                        received.addAndGet(n);
+                    }
+                } catch (IOException closed) {
+                    // the test is over
+                }
+            });
+            reader.setDaemon(true);
+            reader.start();
+            // As a compromised QEMU could: its agent socket becomes a link to a socket someone else serves.
+            Path agentSocket = QemuLaunch.qemuDirectory(directory).resolve(QemuLaunch.AGENT_SOCKET);
+            Files.delete(agentSocket);
+            Files.createSymbolicLink(agentSocket, decoySocket);
+
+            assertThatThrownBy(() -> MicroVm.attach(directory, Accelerator.TCG, Duration.ofSeconds(10), "microvm"))
+                    .isInstanceOf(SandboxException.class).hasMessageContaining("runs as root, not as QEMU's user");
+            Thread.sleep(200);
+            assertThat(received.get()).isZero();
+        }
+    }
+
+    private static int uidOf(Path path) throws IOException {
+        return (Integer) Files.getAttribute(path, "unix:uid");
+    }
+
+    /** Runs a command as {@code uid} the way QEMU runs (setpriv, no groups); its exit code. */
+    private static int runAsUser(int uid, String... command) throws Exception {
+        List<String> argv = new java.util.ArrayList<>(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid,
+                "--clear-groups", "--"));
+        argv.addAll(List.of(command));
+        Process process = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(
+                ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        return process.exitValue();
     }
 
     @Test

@@ -33,7 +33,7 @@ final class TestGuest {
         return MicroVmBackend.builder().guest(image()).stateRoot(stateRoot());
     }
 
-    /** Every user may enter it (not list it): as root, QEMU runs as nobody and makes its sockets below. */
+    /** Every user may enter it (not list it): as root, each QEMU runs as a uid of its own and makes its sockets below. */
     static Path stateRoot() {
         try {
             return Files.createTempDirectory(Path.of("/tmp"), "s4jvm",
