@@ -79,25 +79,42 @@ record EgressFrame(long stream, int type, byte[] payload) {
         /**
          * The next frame.
          *
-         * @param resync whether a header with an impossible length is skipped byte by byte (before
-         *               the handshake: the port may hold the tail of an older session), or is a
-         *               violation (after it)
          * @throws AgentProtocolViolation a length beyond {@link EgressProtocol#DATA_MAX}
          * @throws EOFException           the stream ended
          */
-        EgressFrame read(boolean resync) throws IOException {
+        EgressFrame read() throws IOException {
             readFully(header, 0, header.length);
-            while (u32(header, 5) > EgressProtocol.DATA_MAX) {
-                if (!resync) {
-                    throw new AgentProtocolViolation("a tunnel frame claims " + u32(header, 5) + " bytes, more than "
-                            + EgressProtocol.DATA_MAX);
-                }
-                System.arraycopy(header, 1, header, 0, header.length - 1);
-                readFully(header, header.length - 1, 1);
+            long length = u32(header, 5);
+            if (length > EgressProtocol.DATA_MAX) {
+                throw new AgentProtocolViolation("a tunnel frame claims " + length + " bytes, more than "
+                        + EgressProtocol.DATA_MAX);
             }
-            byte[] payload = new byte[(int) u32(header, 5)];
+            byte[] payload = new byte[(int) length];
             readFully(payload, 0, payload.length);
             return new EgressFrame(u32(header, 0), header[4] & 0xff, payload);
+        }
+
+        /**
+         * The next HELLO, skipping byte by byte whatever precedes it: before the handshake the port
+         * may hold the tail of an older session, or frames from before the guest's reset.
+         *
+         * @throws EOFException the stream ended
+         */
+        EgressFrame readHello() throws IOException {
+            byte[] window = new byte[EgressProtocol.HEADER_BYTES + EgressProtocol.HELLO_BYTES];
+            readFully(window, 0, window.length);
+            while (!isHello(window)) {
+                System.arraycopy(window, 1, window, 0, window.length - 1);
+                readFully(window, window.length - 1, 1);
+            }
+            return new EgressFrame(EgressProtocol.SESSION, EgressProtocol.HELLO,
+                    java.util.Arrays.copyOfRange(window, EgressProtocol.HEADER_BYTES, window.length));
+        }
+
+        private static boolean isHello(byte[] window) {
+            return u32(window, 0) == EgressProtocol.SESSION && (window[4] & 0xff) == EgressProtocol.HELLO
+                    && u32(window, 5) == EgressProtocol.HELLO_BYTES
+                    && u32(window, EgressProtocol.HEADER_BYTES) == EgressProtocol.MAGIC;
         }
 
         private void readFully(byte[] into, int offset, int length) throws IOException {

@@ -260,13 +260,9 @@ public final class EgressTunnel implements AutoCloseable {
         }
     }
 
-    /** Before the answer to our HELLO, every frame is another session's (or stale) and is dropped. */
-    private void beforeHandshake(EgressFrame frame) {
-        byte[] p = frame.payload();
-        if (frame.stream() != EgressProtocol.SESSION || frame.type() != EgressProtocol.HELLO
-                || p.length != EgressProtocol.HELLO_BYTES || EgressFrame.u32(p, 0) != EgressProtocol.MAGIC) {
-            return;
-        }
+    /** Before the answer to our latest HELLO, every frame is another session's (or stale) and is dropped. */
+    private void beforeHandshake(EgressFrame hello) {
+        byte[] p = hello.payload();
         synchronized (state) {
             if ((int) EgressFrame.u32(p, 6) != nonce) {
                 return;
@@ -303,11 +299,10 @@ public final class EgressTunnel implements AutoCloseable {
                 synchronized (state) {
                     live = established;
                 }
-                EgressFrame frame = frames.read(!live);
                 if (live) {
-                    route(frame);
+                    route(frames.read());
                 } else {
-                    beforeHandshake(frame);
+                    beforeHandshake(frames.readHello());
                 }
             }
         } catch (AgentProtocolViolation violation) {

@@ -196,9 +196,9 @@ class EgressTunnelTest {
             EgressFrame.Reader frames = new EgressFrame.Reader(in);
             OutputStream out = EgressHarness.output(port);
             out.write(EgressFrame.encode(0, EgressProtocol.HELLO, EgressFrame.hello(EgressProtocol.VERSION, 11)));
-            assertHello(frames.read(false), 11);
+            assertHello(frames.read(), 11);
             out.write(EgressFrame.encode(9, EgressProtocol.DATA, new byte[] {1}));
-            EgressFrame reset = frames.read(false);
+            EgressFrame reset = frames.read();
             assertThat(reset.stream()).isZero();
             assertThat(reset.type()).isEqualTo(EgressProtocol.CLOSE);
             // without a session, a guest program is refused
@@ -206,14 +206,14 @@ class EgressTunnelTest {
                 assertThat(readUntilClosed(client)).isEmpty();
             }
             out.write(EgressFrame.encode(0, EgressProtocol.HELLO, EgressFrame.hello(EgressProtocol.VERSION, 12)));
-            assertHello(frames.read(false), 12);
+            assertHello(frames.read(), 12);
             try (Socket client = harness.client()) {
-                EgressFrame open = frames.read(false);
+                EgressFrame open = frames.read();
                 assertThat(open.type()).isEqualTo(EgressProtocol.OPEN);
                 assertThat(open.stream()).isEqualTo(1);
                 // more than a DATA frame may hold: reset again
                 out.write(new byte[] {0, 0, 0, 1, EgressProtocol.DATA, 0, 2, 0, 0});
-                EgressFrame again = frames.read(false);
+                EgressFrame again = frames.read();
                 assertThat(again.type()).isEqualTo(EgressProtocol.CLOSE);
                 assertThat(again.stream()).isZero();
                 assertThat(readUntilClosed(client)).isEmpty();
