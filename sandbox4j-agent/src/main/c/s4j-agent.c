@@ -4,6 +4,8 @@
  * One single-threaded poll loop serves one framed byte stream: a virtio-serial port in a microVM, or
  * stdin/stdout (--stdio) as a resident process in a namespace or container. Nothing the host sends is
  * trusted: every length is checked before use, a malformed frame gets a typed ERROR.
+ * With --egress-virtio-name/--egress-port, one unprivileged child process serves the egress tunnel on a second
+ * port (guest TCP connections to the host's proxy, PROTOCOL.md "The egress tunnel"); the agent restarts it.
  *
  * Build: gcc -static -O2 -Wall -Wextra -o s4j-agent s4j-agent.c   (glibc static is enough; see Makefile)
  */

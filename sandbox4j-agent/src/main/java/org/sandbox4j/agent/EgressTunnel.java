@@ -282,11 +282,13 @@ public final class EgressTunnel implements AutoCloseable {
     /** The guest asked for a new session (it reset, or its tunnel process restarted): every stream ends. */
     private void guestReset() {
         synchronized (state) {
-            session++;
+            session++; // from here on, no frame of the old session is written
+        }
+        abortAll();
+        synchronized (state) { // only now the hello thread may start the new one
             established = false;
             state.notifyAll();
         }
-        abortAll();
         LOG.log(System.Logger.Level.DEBUG, () -> "egress tunnel " + name + ": the guest reset the session");
     }
 
