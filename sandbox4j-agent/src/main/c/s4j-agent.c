@@ -4,10 +4,13 @@
  * One single-threaded poll loop serves one framed byte stream: a virtio-serial port in a microVM, or
  * stdin/stdout (--stdio) as a resident process in a namespace or container. Nothing the host sends is
  * trusted: every length is checked before use, a malformed frame gets a typed ERROR.
+ * With --egress-virtio-name/--egress-port, one unprivileged child process serves the egress tunnel on a second
+ * port (guest TCP connections to the host's proxy, PROTOCOL.md "The egress tunnel"); the agent restarts it.
  *
  * Build: gcc -static -O2 -Wall -Wextra -o s4j-agent s4j-agent.c   (glibc static is enough; see Makefile)
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +18,7 @@
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,6 +68,22 @@
 #define RECONNECT_POLL_MS 50
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* the egress tunnel: its own framing on its own port (PROTOCOL.md, "The egress tunnel") */
+#define EGRESS_VERSION 1
+#define EGRESS_MAGIC 0x53344547u /* "S4EG" */
+#define EGRESS_HEADER_LEN 9      /* u32 stream, u8 type, u32 length */
+#define EGRESS_HELLO_LEN 10      /* u32 magic, u16 version, u32 nonce */
+#define EGRESS_DATA_MAX (64 * 1024)
+#define EGRESS_WINDOW (256 * 1024)
+#define EGRESS_MAX_STREAMS 64
+#define EGRESS_OUT_MAX (4 * (EGRESS_HEADER_LEN + EGRESS_DATA_MAX))
+#define EGRESS_BACKLOG 64
+#define EGRESS_ID 65534          /* nobody: the tunnel process's uid and gid */
+#define EGRESS_PORT_TRIES 20     /* at boot, a port may appear shortly after the agent's own */
+#define EGRESS_RESTART_MS 1000
+#define EGRESS_EXIT_PORT_CLOSED 3 /* the child's exit when its socket port ended: reconnect at once */
+#define EGRESS_DEFAULT_LISTEN "127.0.0.1:3128"
+
 enum type {
     T_HELLO = 0x01, T_PING = 0x02, T_RESEED = 0x03, T_SHUTDOWN = 0x04, T_SET_CLOCK = 0x05,
     T_EXEC = 0x10, T_STDIN = 0x11, T_STDIN_CLOSE = 0x12, T_SIGNAL = 0x13, T_KILL = 0x14, T_OUTPUT_ACK = 0x15,
@@ -79,6 +100,8 @@ enum error_code {
     E_NOT_EMPTY = 25, E_TOO_LARGE = 26, E_NOT_REGULAR = 27, E_PERMISSION = 28, E_NO_SPACE = 29, E_IO = 30,
     E_CWD_NOT_FOUND = 40, E_CWD_NOT_DIRECTORY = 41, E_LAUNCH = 42
 };
+
+enum egress_type { ET_HELLO = 1, ET_OPEN = 2, ET_DATA = 3, ET_EOF = 4, ET_CLOSE = 5, ET_CREDIT = 6 };
 
 enum launch { LAUNCH_RAN = 0, LAUNCH_NOT_FOUND = 1, LAUNCH_NOT_EXECUTABLE = 2 };
 enum stage { STAGE_CHDIR = 1, STAGE_EXEC = 2, STAGE_CREDENTIALS = 3 };
@@ -113,6 +136,20 @@ struct file_write {
     char temp[64];
 };
 
+/* One TCP connection of a guest program, multiplexed over the egress port. */
+struct egress_stream {
+    int used;
+    uint32_t id;
+    int fd;               /* the client's socket; -1 once closed */
+    uint32_t send_credit; /* bytes the host still accepts from the client */
+    uint32_t recv_avail;  /* bytes the host may still send before it is granted more */
+    uint32_t grant;       /* bytes delivered to the client, not yet granted back */
+    uint8_t *buf;         /* the host's bytes the client has not taken: at most EGRESS_WINDOW */
+    size_t buf_off, buf_len;
+    int open_sent, client_eof, eof_sent, host_eof, shut_wr;
+    int close_pending;    /* aborted here: CLOSE to send, then the slot is free */
+};
+
 static int in_fd = -1, out_fd = -1;
 static int stdio_mode;
 static int no_cgroup;         /* --no-cgroup: kill by process group only */
@@ -132,6 +169,11 @@ static size_t in_len;
 static uint8_t reply[MAX_PAYLOAD];
 static size_t reply_len;
 static int reply_overflow;
+static const char *egress_virtio_name, *egress_port_path, *egress_listen = EGRESS_DEFAULT_LISTEN;
+static int egress_listen_fd = -1;
+static pid_t egress_pid = -1;       /* the running tunnel process */
+static long long egress_due = -1;   /* when to start it (monotonic ms); -1: not to be started */
+static int egress_started, egress_port_tries, egress_outage_logged;
 
 static void logf_(const char *fmt, ...) {
     va_list ap;
@@ -146,6 +188,7 @@ static void logf_(const char *fmt, ...) {
 
 static void end_session(void);
 static void mark_port_down(void);
+static void egress_exited(int status);
 
 static int write_all(int fd, const void *data, size_t len) {
     const uint8_t *p = data;
@@ -986,6 +1029,7 @@ static void reap(void) {
     int st;
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        if (pid == egress_pid) egress_exited(st);
         for (int i = 0; i < MAX_EXECS; i++)
             if (execs[i].used && !execs[i].exited && execs[i].pid == pid) {
                 execs[i].exited = 1;
@@ -1328,9 +1372,479 @@ static int open_virtio_name(const char *name) {
     return fd;
 }
 
+/* ---------- the egress tunnel (see PROTOCOL.md, "The egress tunnel") ----------
+ *
+ * One child process, forked by the agent and unprivileged (uid/gid 65534, no_new_privs), listens on a guest
+ * TCP address and multiplexes every connection it accepts over a second port, where the host forwards each
+ * stream to its allowlisting proxy. Its own poll loop; every fd non-blocking; every buffer bounded: at most
+ * EGRESS_WINDOW bytes per stream from the host, one DATA frame per read from a client, and port output is
+ * only produced when it fits in eg_out, so the child always keeps reading the port. */
+
+static struct egress_stream eg_streams[EGRESS_MAX_STREAMS];
+static int eg_port = -1, eg_listen = -1;
+static int eg_port_is_socket; /* a unix socket (tests): its end is final, the child exits to be restarted */
+static int eg_session;        /* the host's HELLO was answered */
+static int eg_port_down;
+static long long eg_port_down_since;
+static uint32_t eg_next_id;   /* the next stream id; ids are never reused within a session */
+static int eg_hello_pending;  /* a HELLO to answer */
+static uint32_t eg_hello_nonce;
+static uint16_t eg_hello_version;
+static int eg_reset_pending;  /* a CLOSE on stream 0 to send: "no session, send HELLO" */
+static int eg_reset_sent;     /* once per session lost, not per stray frame */
+static uint8_t eg_in[2 * (EGRESS_HEADER_LEN + EGRESS_DATA_MAX)];
+static size_t eg_in_len;
+static uint8_t eg_out[EGRESS_OUT_MAX];
+static size_t eg_out_len;
+
+static int eg_room(size_t payload) { return eg_out_len + EGRESS_HEADER_LEN + payload <= sizeof eg_out; }
+
+/* Appends one frame; callers check eg_room first. */
+static void eg_frame(uint32_t stream, uint8_t type, const void *payload, size_t len) {
+    uint8_t *p = eg_out + eg_out_len;
+    put_be(p, stream, 4);
+    p[4] = type;
+    put_be(p + 5, len, 4);
+    if (len) memcpy(p + EGRESS_HEADER_LEN, payload, len);
+    eg_out_len += EGRESS_HEADER_LEN + len;
+}
+
+static void eg_free(struct egress_stream *s) {
+    close_fd(&s->fd);
+    free(s->buf);
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+}
+
+/* The guest side broke (reset, error): the host is told with CLOSE, sent by eg_emit. */
+static void eg_abort(struct egress_stream *s) {
+    close_fd(&s->fd);
+    free(s->buf);
+    s->buf = NULL;
+    s->buf_len = s->buf_off = 0;
+    s->close_pending = 1;
+}
+
+static void eg_end_session(void) {
+    for (int i = 0; i < EGRESS_MAX_STREAMS; i++)
+        if (eg_streams[i].used) eg_free(&eg_streams[i]);
+    eg_session = 0;
+}
+
+/* What the host sent breaks the protocol: every stream goes, and the host is asked for a new HELLO. */
+static void eg_violation(const char *fmt, ...) {
+    char message[MESSAGE_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    logf_("egress: the host broke the tunnel protocol (%s): session reset", message);
+    eg_end_session();
+    eg_reset_pending = 1;
+    eg_reset_sent = 1;
+}
+
+static struct egress_stream *eg_find(uint32_t id) {
+    for (int i = 0; i < EGRESS_MAX_STREAMS; i++)
+        if (eg_streams[i].used && eg_streams[i].id == id) return &eg_streams[i];
+    return NULL;
+}
+
+/* Writes what the host sent to the client, as far as it takes it; credit is granted for what got in. */
+static void eg_deliver(struct egress_stream *s) {
+    while (s->fd >= 0 && s->buf_len > 0) {
+        ssize_t n = write(s->fd, s->buf + s->buf_off, s->buf_len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return;
+        if (n <= 0) { eg_abort(s); return; }
+        s->buf_off += (size_t) n;
+        s->buf_len -= (size_t) n;
+        s->grant += (uint32_t) n;
+    }
+    s->buf_off = 0;
+    if (s->fd >= 0 && s->host_eof && !s->shut_wr) {
+        shutdown(s->fd, SHUT_WR);
+        s->shut_wr = 1;
+    }
+}
+
+static void eg_data(struct egress_stream *s, const uint8_t *p, uint32_t len) {
+    if (len == 0) { eg_violation("empty DATA on stream %u", s->id); return; }
+    if (s->host_eof) { eg_violation("DATA after EOF on stream %u", s->id); return; }
+    if (len > s->recv_avail) { eg_violation("%u bytes on stream %u beyond its credit of %u", len, s->id, s->recv_avail); return; }
+    s->recv_avail -= len;
+    if (s->close_pending) return; /* aborted here, its CLOSE is on the way: the bytes are moot */
+    if (!s->buf && !(s->buf = malloc(EGRESS_WINDOW))) { eg_abort(s); return; }
+    if (s->buf_off + s->buf_len + len > EGRESS_WINDOW) { /* fits: buffered + new never exceeds the window */
+        memmove(s->buf, s->buf + s->buf_off, s->buf_len);
+        s->buf_off = 0;
+    }
+    memcpy(s->buf + s->buf_off + s->buf_len, p, len);
+    s->buf_len += len;
+    eg_deliver(s);
+}
+
+static void eg_dispatch(uint32_t id, uint8_t type, const uint8_t *p, uint32_t len) {
+    if (type == ET_HELLO) {
+        if (id != 0 || len != EGRESS_HELLO_LEN || be32(p) != EGRESS_MAGIC) { eg_violation("malformed HELLO"); return; }
+        eg_end_session(); /* a new HELLO ends the old session, as on the agent's own port */
+        eg_hello_version = (uint16_t) (p[4] << 8 | p[5]);
+        eg_hello_nonce = be32(p + 6);
+        eg_hello_pending = 1;
+        if (eg_hello_version == EGRESS_VERSION) {
+            eg_session = 1;
+            eg_next_id = 1;
+            eg_reset_sent = 0;
+            eg_reset_pending = 0;
+        }
+        return;
+    }
+    if (id == 0) {
+        if (type == ET_CLOSE && len == 0) { eg_end_session(); return; } /* the host ends the session */
+        eg_violation("frame type %u on stream 0", type);
+        return;
+    }
+    if (type < ET_OPEN || type > ET_CREDIT || type == ET_OPEN) { eg_violation("frame type %u", type); return; }
+    if (id >= eg_next_id) { eg_violation("stream %u was never opened", id); return; }
+    uint32_t want = type == ET_CREDIT ? 4 : 0;
+    if (type != ET_DATA && len != want) { eg_violation("frame type %u of %u bytes", type, len); return; }
+    struct egress_stream *s = eg_find(id);
+    if (!s) return; /* closed here already: frames that crossed our CLOSE or our last EOF */
+    if (!s->open_sent) { eg_violation("stream %u was not announced yet", id); return; }
+    switch (type) {
+    case ET_DATA: eg_data(s, p, len); return;
+    case ET_EOF:
+        if (s->host_eof) { eg_violation("second EOF on stream %u", id); return; }
+        s->host_eof = 1;
+        eg_deliver(s);
+        return;
+    case ET_CLOSE: eg_free(s); return; /* the host's refusal of an OPEN, or its abort: no answer */
+    case ET_CREDIT: {
+        uint64_t credit = (uint64_t) s->send_credit + be32(p);
+        if (credit > EGRESS_WINDOW) { eg_violation("credit beyond the window on stream %u", id); return; }
+        s->send_credit = (uint32_t) credit;
+        return;
+    }
+    }
+}
+
+/* The one frame a stream without a session may resume at: stream 0, HELLO, the magic. */
+static int eg_hello_at(const uint8_t *f) {
+    return be32(f) == 0 && f[4] == ET_HELLO && be32(f + 5) == EGRESS_HELLO_LEN
+           && be32(f + EGRESS_HEADER_LEN) == EGRESS_MAGIC;
+}
+
+static void eg_process_input(void) {
+    size_t pos = 0;
+    while (eg_in_len - pos >= EGRESS_HEADER_LEN) {
+        const uint8_t *f = eg_in + pos;
+        uint32_t len = be32(f + 5);
+        if (!eg_session) { /* skip to the next HELLO, asking for one once */
+            if (eg_in_len - pos < EGRESS_HEADER_LEN + EGRESS_HELLO_LEN) break;
+            if (!eg_hello_at(f)) {
+                if (!eg_reset_sent) { eg_reset_pending = 1; eg_reset_sent = 1; }
+                pos++;
+                continue;
+            }
+        }
+        if (len > EGRESS_DATA_MAX) { eg_violation("a frame of %u bytes", len); pos++; continue; }
+        if (eg_in_len - pos < EGRESS_HEADER_LEN + (size_t) len) break;
+        eg_dispatch(be32(f), f[4], f + EGRESS_HEADER_LEN, len);
+        pos += EGRESS_HEADER_LEN + len;
+    }
+    memmove(eg_in, eg_in + pos, eg_in_len - pos);
+    eg_in_len -= pos;
+}
+
+/* The host side of the port is gone: every stream with it; a virtio port is looked at again in 50 ms. */
+static void eg_port_gone(void) {
+    if (eg_port_is_socket) _exit(EGRESS_EXIT_PORT_CLOSED); /* the agent connects again and restarts us */
+    if (eg_session) logf_("egress: host side of the port is closed");
+    eg_end_session();
+    eg_in_len = eg_out_len = 0;
+    eg_hello_pending = eg_reset_pending = eg_reset_sent = 0;
+    eg_port_down = 1;
+    eg_port_down_since = monotonic_ms();
+}
+
+static void eg_read_port(void) {
+    ssize_t n = read(eg_port, eg_in + eg_in_len, sizeof eg_in - eg_in_len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) { eg_port_gone(); return; }
+    eg_in_len += (size_t) n;
+    eg_process_input();
+}
+
+static void eg_flush(void) {
+    while (eg_out_len > 0) {
+        ssize_t n = write(eg_port, eg_out, eg_out_len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return;
+        if (n <= 0) { eg_port_gone(); return; }
+        memmove(eg_out, eg_out + n, eg_out_len - (size_t) n);
+        eg_out_len -= (size_t) n;
+    }
+}
+
+/* Turns pending state into control frames, as far as they fit: the port's output stays bounded. */
+static void eg_emit(void) {
+    uint8_t b[EGRESS_HELLO_LEN];
+    if (eg_hello_pending && eg_room(EGRESS_HELLO_LEN)) {
+        put_be(b, EGRESS_MAGIC, 4);
+        put_be(b + 4, EGRESS_VERSION, 2);
+        put_be(b + 6, eg_hello_nonce, 4);
+        eg_frame(0, ET_HELLO, b, EGRESS_HELLO_LEN);
+        eg_hello_pending = 0;
+        if (eg_hello_version != EGRESS_VERSION)
+            logf_("egress: the host speaks tunnel version %u, not %d", eg_hello_version, EGRESS_VERSION);
+    }
+    if (eg_reset_pending && eg_room(0)) {
+        eg_frame(0, ET_CLOSE, NULL, 0);
+        eg_reset_pending = 0;
+    }
+    for (int i = 0; i < EGRESS_MAX_STREAMS; i++) {
+        struct egress_stream *s = &eg_streams[i];
+        if (!s->used) continue;
+        if (s->close_pending) {
+            if (!eg_room(0)) return;
+            eg_frame(s->id, ET_CLOSE, NULL, 0);
+            eg_free(s);
+            continue;
+        }
+        if (!s->open_sent) {
+            if (!eg_room(0)) return;
+            eg_frame(s->id, ET_OPEN, NULL, 0);
+            s->open_sent = 1;
+        }
+        /* credit in quarter windows, or at once when the client took everything (never a stall) */
+        if (s->grant > 0 && !s->host_eof && (s->grant >= EGRESS_WINDOW / 4 || s->buf_len == 0)) {
+            if (!eg_room(4)) return;
+            put_be(b, s->grant, 4);
+            eg_frame(s->id, ET_CREDIT, b, 4);
+            s->recv_avail += s->grant;
+            s->grant = 0;
+        }
+        if (s->client_eof && !s->eof_sent) {
+            if (!eg_room(0)) return;
+            eg_frame(s->id, ET_EOF, NULL, 0);
+            s->eof_sent = 1;
+        }
+        if (s->eof_sent && s->shut_wr) eg_free(s); /* both directions ended: the host forgets it too */
+    }
+}
+
+/* Reads one chunk from a client, within the host's credit, as one DATA frame. */
+static void eg_pump_client(struct egress_stream *s) {
+    static uint8_t chunk[EGRESS_DATA_MAX];
+    size_t want = s->send_credit < EGRESS_DATA_MAX ? s->send_credit : EGRESS_DATA_MAX;
+    ssize_t n = read(s->fd, chunk, want);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n < 0) { eg_abort(s); return; }
+    if (n == 0) { s->client_eof = 1; return; }
+    eg_frame(s->id, ET_DATA, chunk, (size_t) n);
+    s->send_credit -= (uint32_t) n;
+}
+
+static void eg_accept(void) {
+    for (int i = 0; i < EGRESS_MAX_STREAMS; i++) {
+        int fd = accept4(eg_listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        struct egress_stream *s = NULL;
+        for (int j = 0; j < EGRESS_MAX_STREAMS && !s; j++)
+            if (!eg_streams[j].used) s = &eg_streams[j];
+        /* no session (the host is not there yet), no free stream, or ids used up: refused at once */
+        if (!eg_session || eg_port_down || !s || eg_next_id == UINT32_MAX) { close(fd); continue; }
+        memset(s, 0, sizeof *s);
+        s->used = 1;
+        s->id = eg_next_id++;
+        s->fd = fd;
+        s->send_credit = s->recv_avail = EGRESS_WINDOW;
+    }
+}
+
+static void eg_drop_privileges(void) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) { logf_("egress: no_new_privs: %s", strerror(errno)); _exit(1); }
+    if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(EGRESS_ID, EGRESS_ID, EGRESS_ID) < 0
+                           || setresuid(EGRESS_ID, EGRESS_ID, EGRESS_ID) < 0)) {
+        logf_("egress: dropping to uid %d: %s", EGRESS_ID, strerror(errno));
+        _exit(1);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the identity change, which clears it */
+}
+
+static void egress_child(int port, int listen_fd, pid_t agent) __attribute__((noreturn));
+static void egress_child(int port, int listen_fd, pid_t agent) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* keep the port, the listening socket and stderr; nothing of the agent's (its port, commands' pipes) */
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); }
+    if (dup2(port, 3) < 0 || dup2(listen_fd, 4) < 0) _exit(1);
+    if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
+        for (int fd = 5; fd < 65536; fd++) close(fd);
+    eg_port = 3;
+    eg_listen = 4;
+    struct stat st;
+    eg_port_is_socket = fstat(eg_port, &st) == 0 && S_ISSOCK(st.st_mode);
+    fcntl(eg_port, F_SETFL, fcntl(eg_port, F_GETFL) | O_NONBLOCK);
+    eg_drop_privileges();
+    if (getppid() != agent) _exit(0); /* the agent died before the death signal was armed */
+    for (int i = 0; i < EGRESS_MAX_STREAMS; i++) eg_streams[i].fd = -1;
+
+    struct pollfd pfds[2 + EGRESS_MAX_STREAMS];
+    struct egress_stream *owner[2 + EGRESS_MAX_STREAMS];
+    for (;;) {
+        eg_emit();
+        int n = 0, port_index = -1;
+        if (!eg_port_down) {
+            port_index = n;
+            pfds[n] = (struct pollfd){.fd = eg_port, .events = POLLIN | (eg_out_len ? POLLOUT : 0)};
+            owner[n++] = NULL;
+        }
+        int listen_index = n;
+        pfds[n] = (struct pollfd){.fd = eg_listen, .events = POLLIN};
+        owner[n++] = NULL;
+        int data_room = eg_room(EGRESS_DATA_MAX);
+        for (int i = 0; i < EGRESS_MAX_STREAMS; i++) {
+            struct egress_stream *s = &eg_streams[i];
+            if (!s->used || s->fd < 0) continue;
+            short events = 0;
+            /* a stream out of credit is not read: its client waits, no other stream does */
+            if (s->open_sent && !s->client_eof && s->send_credit > 0 && data_room) events |= POLLIN;
+            if (s->buf_len > 0) events |= POLLOUT;
+            if (!events) continue; /* never polled for nothing: a hung-up socket would wake us forever */
+            pfds[n] = (struct pollfd){.fd = s->fd, .events = events};
+            owner[n++] = s;
+        }
+        int ready = poll(pfds, (nfds_t) n, eg_port_down ? RECONNECT_POLL_MS : -1);
+        if (ready < 0 && errno != EINTR) { logf_("egress: poll: %s", strerror(errno)); sleep(1); }
+        if (eg_port_down && monotonic_ms() - eg_port_down_since >= RECONNECT_POLL_MS) eg_port_down = 0;
+        if (ready <= 0) continue;
+        if (port_index >= 0 && pfds[port_index].revents) {
+            short rev = pfds[port_index].revents;
+            if (rev & POLLOUT) eg_flush();
+            if (!eg_port_down && (rev & POLLIN)) eg_read_port();
+            else if (!eg_port_down && (rev & (POLLHUP | POLLERR))) eg_port_gone();
+        }
+        for (int i = 0; i < n; i++) {
+            struct egress_stream *s = owner[i];
+            if (!s || !pfds[i].revents || !s->used || s->fd != pfds[i].fd) continue;
+            if (pfds[i].revents & (POLLOUT | POLLHUP | POLLERR)) eg_deliver(s);
+            if (s->fd >= 0 && (pfds[i].events & POLLIN) && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR))
+                && eg_room(EGRESS_DATA_MAX))
+                eg_pump_client(s);
+        }
+        if (pfds[listen_index].revents & POLLIN) eg_accept();
+        if (eg_out_len > 0 && !eg_port_down) eg_flush();
+    }
+}
+
+/* ---------- the egress child, from the agent's side ---------- */
+
+static int egress_open_port(void) {
+    if (!egress_port_path) return open_virtio_name(egress_virtio_name);
+    struct stat st;
+    if (stat(egress_port_path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        if (strlen(egress_port_path) >= sizeof addr.sun_path) { errno = ENAMETOOLONG; return -1; }
+        strcpy(addr.sun_path, egress_port_path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *) &addr, sizeof addr) < 0) {
+            int err = errno;
+            close(fd);
+            errno = err;
+            return -1;
+        }
+        return fd;
+    }
+    return open(egress_port_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+}
+
+/* The listening socket is the agent's, made once: a restarted child needs no new bind, clients queue meanwhile. */
+static int egress_listen_socket(const char *spec) {
+    char host[64];
+    unsigned port;
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    if (sscanf(spec, "%63[0-9.]:%u", host, &port) != 2 || port == 0 || port > 65535
+        || inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+        logf_("egress: --egress-listen wants IPV4:PORT, not %s", spec);
+        return -1;
+    }
+    addr.sin_port = htons((uint16_t) port);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+    if (fd < 0) return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *) &addr, sizeof addr) < 0 || listen(fd, EGRESS_BACKLOG) < 0) {
+        logf_("egress: cannot listen on %s: %s", spec, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Starts the child when it is due; a port that is not there is looked for briefly at boot, then given up. */
+static void egress_start(void) {
+    long long now = monotonic_ms();
+    if (egress_pid > 0 || egress_due < 0 || now < egress_due) return;
+    const char *name = egress_port_path ? egress_port_path : egress_virtio_name;
+    int fd = egress_open_port();
+    if (fd < 0) {
+        int err = errno;
+        if (!egress_started && ++egress_port_tries >= EGRESS_PORT_TRIES) {
+            logf_("egress: no port %s (%s): nothing listens for egress", name, strerror(err));
+            egress_due = -1;
+        } else if (egress_started) {
+            if (!egress_outage_logged) logf_("egress: port %s: %s; trying again every second", name, strerror(err));
+            egress_outage_logged = 1;
+            egress_due = now + EGRESS_RESTART_MS;
+        } else {
+            egress_due = now + RECONNECT_POLL_MS;
+        }
+        return;
+    }
+    if (egress_listen_fd < 0 && (egress_listen_fd = egress_listen_socket(egress_listen)) < 0) {
+        close(fd);
+        egress_due = -1;
+        return;
+    }
+    pid_t agent = getpid(), pid = fork();
+    if (pid == 0) egress_child(fd, egress_listen_fd, agent);
+    close(fd);
+    if (pid < 0) {
+        logf_("egress: fork: %s", strerror(errno));
+        egress_due = now + EGRESS_RESTART_MS;
+        return;
+    }
+    if (!egress_started) logf_("egress: listening on %s, tunnel on %s", egress_listen, name);
+    egress_started = 1;
+    egress_outage_logged = 0;
+    egress_pid = pid;
+    egress_due = -1;
+}
+
+/* From reap(): the child ended; the agent itself carries on, and starts it again. */
+static void egress_exited(int status) {
+    egress_pid = -1;
+    int closed = WIFEXITED(status) && WEXITSTATUS(status) == EGRESS_EXIT_PORT_CLOSED;
+    if (!closed) {
+        if (WIFSIGNALED(status)) logf_("egress: the tunnel process died of signal %d; restarting", WTERMSIG(status));
+        else logf_("egress: the tunnel process exited with %d; restarting", WEXITSTATUS(status));
+    }
+    egress_due = monotonic_ms() + (closed ? RECONNECT_POLL_MS : EGRESS_RESTART_MS);
+}
+
+/* How long the agent's poll may sleep before the child is due to start: -1 for no deadline. */
+static int egress_poll_timeout(void) {
+    if (egress_pid > 0 || egress_due < 0) return -1;
+    long long left = egress_due - monotonic_ms();
+    return left < 0 ? 0 : left > 1000 ? 1000 : (int) left;
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: s4j-agent [--init] [--no-cgroup] [--user UID:GID] [--pids-max N] "
-                    "(--stdio | --port DEVICE | --virtio-name NAME)\n");
+                    "(--stdio | --port DEVICE | --virtio-name NAME)\n"
+                    "                 [--egress-virtio-name NAME | --egress-port PATH] [--egress-listen IPV4:PORT]\n");
     exit(2);
 }
 
@@ -1342,6 +1856,9 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--no-cgroup") == 0) no_cgroup = 1;
         else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) port = argv[++i];
         else if (strcmp(argv[i], "--virtio-name") == 0 && i + 1 < argc) virtio_name = argv[++i];
+        else if (strcmp(argv[i], "--egress-virtio-name") == 0 && i + 1 < argc) egress_virtio_name = argv[++i];
+        else if (strcmp(argv[i], "--egress-port") == 0 && i + 1 < argc) egress_port_path = argv[++i];
+        else if (strcmp(argv[i], "--egress-listen") == 0 && i + 1 < argc) egress_listen = argv[++i];
         else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
             if (sscanf(argv[++i], "%ld:%ld", &run_uid, &run_gid) != 2 || run_uid < 1 || run_gid < 1) usage();
         } else if (strcmp(argv[i], "--pids-max") == 0 && i + 1 < argc) {
@@ -1351,6 +1868,8 @@ int main(int argc, char **argv) {
         else usage();
     }
     if (stdio_mode == (port != NULL || virtio_name != NULL) || (port && virtio_name)) usage();
+    if (egress_virtio_name && egress_port_path) usage();
+    if (egress_virtio_name || egress_port_path) egress_due = 0; /* started by the loop below */
     if (getpid() == 1) pid1 = 1;
     if (pid1) init_system();
     umask(0); /* modes the host names are the modes files get; children get 022 */
@@ -1407,8 +1926,11 @@ int main(int argc, char **argv) {
                 which[n++] = 0;
             }
         }
+        egress_start();
         /* an exited exec waits only for the host's credit, which arrives on the port: no timeout needed */
-        int ready = poll(pfds, (nfds_t) n, port_down ? RECONNECT_POLL_MS : -1);
+        int timeout = egress_poll_timeout();
+        if (port_down && (timeout < 0 || timeout > RECONNECT_POLL_MS)) timeout = RECONNECT_POLL_MS;
+        int ready = poll(pfds, (nfds_t) n, timeout);
         if (ready < 0 && errno != EINTR) { logf_("poll: %s", strerror(errno)); sleep(1); }
         if (port_down && monotonic_ms() - port_down_since >= RECONNECT_POLL_MS) port_down = 0; /* try again */
         if (sig_fd >= 0 && (pfds[0].revents & POLLIN)) {
