@@ -226,7 +226,14 @@ provision_engines() {
 # under the engine directory. The tests find it through SANDBOX4J_MICROVM_GUEST; when it cannot be made,
 # SANDBOX4J_MICROVM_PROBLEM says why, so they fail with the reason.
 provision_microvm_guest() {
-    require_commands qemu-system-x86_64:qemu-system-x86 mke2fs:e2fsprogs xz:xz-utils
+    require_commands mke2fs:e2fsprogs xz:xz-utils
+    # shellcheck source=scripts/qemu-install.sh
+    . scripts/qemu-install.sh
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        install_qemu >/dev/null || say "installing QEMU failed"
+    fi
+    require_commands qemu-system-x86_64:qemu-system-x86
+    qemu_has_snapshots || say "QEMU $(qemu_version) is older than 8.2: microVM guests will boot cold (no snapshots)"
     local tarball=${test_image_tarball:-} guest
     if [ -z "$tarball" ] || [ ! -s "$tarball" ]; then
         export SANDBOX4J_MICROVM_PROBLEM="no test image root to build the guest from (see the engines' problem)"

@@ -50,7 +50,7 @@ public final class HandBootedGuest implements AutoCloseable {
         Path directory = Files.createTempDirectory("s4jq");
         // The bare mechanism runs QEMU as this user: no setpriv in front of the same command line.
         QemuLaunch launch = new QemuLaunch(QEMU, guest, Accelerator.probeHost().accelerator(), MEMORY_MIB, CPUS,
-                OVERLAY_MIB, PROCESSES, directory, Optional.empty());
+                OVERLAY_MIB, PROCESSES, directory, Optional.empty(), false);
         Files.createDirectory(launch.qemuDirectory());
         Process qemu = new ProcessBuilder(launch.argv()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();

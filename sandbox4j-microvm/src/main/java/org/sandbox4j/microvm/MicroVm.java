@@ -17,10 +17,15 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.sandbox4j.agent.AgentConnection;
+import org.sandbox4j.agent.AgentConnectionFailed;
+import org.sandbox4j.agent.EgressConnector;
+import org.sandbox4j.agent.EgressTunnel;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.spi.ProcessPump;
 
 /**
@@ -45,6 +50,8 @@ final class MicroVm implements AutoCloseable {
     /** Restored from a snapshot by this host (not booted, not attached). */
     private final boolean restored;
     private volatile boolean closed;
+    /** The egress tunnel this host serves the guest, once {@link #openEgress} opened it. */
+    private EgressTunnel egress;
 
     private MicroVm(Path directory, Accelerator accelerator, ProcessHandle qemu, ByteRing console,
             AgentConnection agent, boolean restored) {
@@ -66,20 +73,26 @@ final class MicroVm implements AutoCloseable {
         return start(launch, List.of(), Optional.empty(), deadline, backendName);
     }
 
-    /** Boots a guest to snapshot: the same as {@link #boot}, with a QMP monitor to migrate it through. */
-    static MicroVm bootTemplate(QemuLaunch launch, Duration deadline, String backendName) {
-        return start(launch, launch.monitorArguments(), Optional.empty(), deadline, backendName);
+    /**
+     * Boots a guest to snapshot: the same as {@link #boot}, with a QMP monitor to migrate it through
+     * and its memory in {@code memoryFile}.
+     */
+    static MicroVm bootTemplate(QemuLaunch launch, Path memoryFile, Duration deadline, String backendName) {
+        return start(launch, launch.templateArguments(memoryFile), Optional.empty(), deadline, backendName);
     }
 
     /**
-     * Starts QEMU waiting for an incoming migration, streams {@code snapshot} into it, connects to the
-     * agent (which answers a new handshake) and reseeds the guest's random pool before anything else
-     * runs: every guest restored from one snapshot starts with the same pool.
+     * Starts QEMU on the snapshot's memory, waiting for an incoming migration; streams the
+     * snapshot's device state into it, connects to the agent (which answers a new handshake) and
+     * renews the guest before anything else runs: every guest restored from one snapshot starts with
+     * the same random pool and clock.
      *
      * @throws SandboxException the snapshot was refused or the guest did not answer; QEMU is gone by then
      */
-    static MicroVm restore(QemuLaunch launch, Path snapshot, Duration deadline, String backendName) {
-        return start(launch, launch.restoreArguments(), Optional.of(snapshot), deadline, backendName);
+    static MicroVm restore(QemuLaunch launch, GuestSnapshots.Snapshot snapshot, Duration deadline,
+            String backendName) {
+        return start(launch, launch.restoreArguments(snapshot.memory()), Optional.of(snapshot.state()), deadline,
+                backendName);
     }
 
     private static MicroVm start(QemuLaunch launch, List<String> extraArguments, Optional<Path> snapshot,
@@ -89,7 +102,8 @@ final class MicroVm implements AutoCloseable {
         ByteRing console = new ByteRing(DIAGNOSTIC_BYTES);
         Process qemu;
         try {
-            for (Path socket : List.of(launch.agentSocket(), launch.consoleSocket(), launch.restoreSocket())) {
+            for (Path socket : List.of(launch.agentSocket(), launch.consoleSocket(), launch.restoreSocket(),
+                    launch.monitorSocket(), launch.egressSocket())) {
                 Files.deleteIfExists(socket);
             }
             List<String> argv = new ArrayList<>(launch.argv());
@@ -106,7 +120,7 @@ final class MicroVm implements AutoCloseable {
             SandboxRecord.writeHostFile(launch.pidFile(), Long.toString(qemu.pid()) + "\n");
             qemu.getOutputStream().close();
             if (snapshot.isPresent()) {
-                streamSnapshot(snapshot.get(), launch.restoreSocket(), qemu.toHandle(), until);
+                receiveSnapshot(launch, snapshot.get(), qemu.toHandle(), until);
             }
             MicroVm vm = connectTo(launch.directory(), launch.accelerator(), qemu.toHandle(), console, until,
                     backendName, snapshot.isPresent());
@@ -142,12 +156,21 @@ final class MicroVm implements AutoCloseable {
         agent.setClock(Instant.now());
     }
 
-    /** Copies the snapshot into the socket QEMU serves for {@code -incoming}, under the deadline. */
-    private static void streamSnapshot(Path snapshot, Path socket, ProcessHandle qemu, long until)
+    /**
+     * Tells QEMU (waiting with {@code -incoming defer}) to take a migration that leaves out the
+     * memory it already maps ({@code x-ignore-shared}, as the template's was made), and copies the
+     * snapshot's device state into the socket it then serves, under the deadline.
+     */
+    private static void receiveSnapshot(QemuLaunch launch, Path state, ProcessHandle qemu, long until)
             throws IOException {
-        try (SocketChannel channel = QemuSockets.connect(socket, qemu, until);
+        try (QemuMonitor monitor = QemuMonitor.connect(launch.monitorSocket(), qemu, until);
+                QemuSockets.Guard monitorDeadline = QemuSockets.closeAt(until, monitor)) {
+            monitor.execute("migrate-set-capabilities", GuestSnapshots.IGNORE_SHARED);
+            monitor.execute("migrate-incoming", "{\"uri\":" + Json.quote("unix:" + launch.restoreSocket()) + "}");
+        }
+        try (SocketChannel channel = QemuSockets.connect(launch.restoreSocket(), qemu, until);
                 QemuSockets.Guard deadline = QemuSockets.closeAt(until, channel);
-                FileChannel in = FileChannel.open(snapshot, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+                FileChannel in = FileChannel.open(state, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             long size = in.size();
             for (long sent = 0; sent < size; ) {
                 sent += in.transferTo(sent, size - sent, channel);
@@ -180,16 +203,38 @@ final class MicroVm implements AutoCloseable {
         Path sockets = QemuLaunch.qemuDirectory(directory);
         SocketChannel consoleChannel = QemuSockets.connect(sockets.resolve(QemuLaunch.CONSOLE_SOCKET), qemu, until);
         ProcessPump.daemon(backendName + " console", () -> console.drain(QemuSockets.input(consoleChannel))).start();
-        SocketChannel agentChannel = QemuSockets.connect(sockets.resolve(QemuLaunch.AGENT_SOCKET), qemu, until);
         try {
-            Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 0));
-            AgentConnection agent = AgentConnection.open(QemuSockets.input(agentChannel),
-                    QemuSockets.output(agentChannel), backendName, left);
+            AgentConnection agent = openAgent(sockets.resolve(QemuLaunch.AGENT_SOCKET), qemu, until, backendName);
             return new MicroVm(directory, accelerator, qemu, console, agent, restored);
-        } catch (RuntimeException e) {
-            agentChannel.close();
+        } catch (IOException | RuntimeException e) {
             consoleChannel.close();
             throw e;
+        }
+    }
+
+    /**
+     * The agent's handshake on its port. QEMU 10 may drop a connection made while the guest's kernel
+     * is still bringing its virtio-serial device up (a reset, before the agent has read a byte): the
+     * handshake is then made again on a new connection, until the deadline or QEMU's exit.
+     */
+    private static AgentConnection openAgent(Path socket, ProcessHandle qemu, long until, String backendName)
+            throws IOException {
+        while (true) {
+            SocketChannel channel = QemuSockets.connect(socket, qemu, until);
+            try {
+                Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 0));
+                return AgentConnection.open(QemuSockets.input(channel), QemuSockets.output(channel), backendName,
+                        left);
+            } catch (AgentConnectionFailed dropped) {
+                channel.close();
+                if (!qemu.isAlive() || System.nanoTime() - until > 0) {
+                    throw dropped;
+                }
+                QemuSockets.pause();
+            } catch (RuntimeException e) {
+                channel.close();
+                throw e;
+            }
         }
     }
 
@@ -224,11 +269,52 @@ final class MicroVm implements AutoCloseable {
         return closed;
     }
 
-    /** Kills QEMU (the guest and every process in it end with it) and closes the connection. */
+    /**
+     * Serves the guest's egress port, unless this host already does: every connection a guest program
+     * makes to {@code 127.0.0.1:3128} becomes one {@code connector} opens (to the sandbox's
+     * allowlisting proxy). Waits, until {@code deadline}, for the guest's end of the tunnel to answer,
+     * so the first command's first request finds it up.
+     *
+     * @throws SandboxException the port could not be reached, or the guest's end did not answer
+     */
+    synchronized void openEgress(Path egressSocket, EgressConnector connector, Duration deadline,
+            String backendName) {
+        if (egress != null && egress.isOpen()) {
+            return;
+        }
+        if (egress != null) {
+            egress.close();
+        }
+        long until = System.nanoTime() + deadline.toNanos();
+        try {
+            SocketChannel channel = QemuSockets.connect(egressSocket, qemu, until);
+            EgressTunnel tunnel = EgressTunnel.start(QemuSockets.input(channel), QemuSockets.output(channel), connector,
+                    backendName + " egress");
+            egress = tunnel;
+            if (!tunnel.awaitEstablished(deadline)) {
+                tunnel.close();
+                throw new IOException("the guest's end of the tunnel did not answer within " + deadline.toMillis()
+                        + " ms" + tunnel.failure().map(why -> " (" + why + ")").orElse(""));
+            }
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + backendName + "': the guest's egress port " + egressSocket
+                    + " could not be served (" + ErrorDetail.of(e) + "); the console ended with: " + consoleTail(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxInterrupted("interrupted while opening the guest's egress tunnel", e);
+        }
+    }
+
+    /** Kills QEMU (the guest and every process in it end with it) and closes the connections. */
     @Override
     public void close() {
         closed = true;
         try {
+            synchronized (this) {
+                if (egress != null) {
+                    egress.close();
+                }
+            }
             agent.close();
         } finally {
             kill(qemu);
@@ -264,7 +350,7 @@ final class MicroVm implements AutoCloseable {
             return Optional.empty();
         }
         Path sockets = QemuLaunch.qemuDirectory(directory);
-        String agentSocket = sockets.resolve(QemuLaunch.AGENT_SOCKET).toString();
+        String agentSocket = QemuLaunch.option(sockets.resolve(QemuLaunch.AGENT_SOCKET));
         return ProcessHandle.of(pid.get()).filter(ProcessHandle::isAlive)
                 .filter(process -> process.info().arguments().map(words -> String.join(" ", words))
                         .filter(line -> line.contains("path=" + agentSocket + ",")).isPresent())

@@ -30,17 +30,25 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.BackendNames;
-import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestPaths;
+import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.spi.KeyedLocks;
+import org.sandbox4j.agent.EgressConnector;
+import org.sandbox4j.egress.EgressPolicy;
+import org.sandbox4j.egress.EgressProxy;
+import org.sandbox4j.egress.ProxySockets;
 import org.sandbox4j.core.spi.TreeRemoval;
 
 /**
  * One QEMU microVM per sandbox: the guest runs its own Linux kernel, so the boundary is the
  * hypervisor's ({@link Isolation#MICROVM}), with KVM where the host really has it and TCG
  * otherwise ({@link #accelerator()} says which and why). Declares POSIX guests, EXEC and every
- * file capability, and egress {@link Egress#CLOSED}: the guest has no network device at all.
+ * file capability, and egress {@link Egress#CLOSED} (the guest has no network device at all) and
+ * {@link Egress#ALLOWLIST}: such a guest gets a second virtio-serial port, over which its agent
+ * tunnels every connection to {@code 127.0.0.1:3128} to a {@code sandbox4j-egress} proxy of the
+ * host's, on a unix socket in the guest's host directory, with the guest environment pointing
+ * every common client there ({@code JAVA_TOOL_OPTIONS} included).
  *
  * <h2>Sandboxes</h2>
  * A sandbox is a guest booted for one (conversation, key, kind). Its host directory under the
@@ -74,7 +82,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
                     Capability.FILES_DELETE)
-            .egressModes(Egress.CLOSED)
+            .egressModes(ProxySockets.MODES)
             .osFamilies(OsFamily.POSIX)
             .build();
     private static final String DIRECTORY_PREFIX = "vm-";
@@ -83,6 +91,10 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private static final int DIRECTORY_RANDOM_BYTES = 6;
     private static final Duration WORK_DIR_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration RESTORE_DEADLINE = Duration.ofSeconds(20);
+    /** The guest's end of the egress tunnel looks at its port every 50 ms: it answers well within this. */
+    private static final Duration EGRESS_DEADLINE = Duration.ofSeconds(10);
+    static final String EGRESS_DIRECTORY = "egress";
+    static final String EGRESS_AUDIT_FILE = "egress-audit.jsonl";
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> PASSABLE = PosixFilePermissions.fromString("rwx--x--x");
@@ -103,9 +115,12 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private final Duration bootDeadline;
     /** Who QEMU runs as, and why ({@link #diagnostics()}). */
     private final UnprivilegedQemu qemuUser;
-    /** Empty when snapshots are off. */
+    /** Empty when snapshots are off, for {@link #snapshotsOff}. */
     private final Optional<GuestSnapshots> snapshots;
+    private final String snapshotsOff;
     private final KeyedLocks<String> acquiring = new KeyedLocks<>();
+    /** The allowlisting proxies of this process's guests, one per guest directory. */
+    private final ProxySockets proxies;
     private final AtomicLong restores = new AtomicLong();
     private final AtomicLong coldBoots = new AtomicLong();
     /** Why the last guest booted cold instead of being restored; empty while none has. */
@@ -125,7 +140,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         this.overlayMib = builder.overlayMib;
         this.processes = builder.processes;
         this.bootDeadline = builder.bootDeadline;
-        this.snapshots = builder.snapshots ? Optional.of(new GuestSnapshots(stateRoot)) : Optional.empty();
+        this.proxies = new ProxySockets(name, builder.egressSettings, ProxySockets.Access.OWNER,
+                "choose a shorter state root with MicroVmBackend.builder().stateRoot(path)");
         try {
             Files.createDirectories(stateRoot);
         } catch (IOException e) {
@@ -133,6 +149,11 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
                     + ErrorDetail.of(e) + "; choose another with MicroVmBackend.builder().stateRoot(path)", e);
         }
         this.qemuUser = UnprivilegedQemu.decide(stateRoot, guest);
+        Optional<String> unsupported = builder.snapshots ? GuestSnapshots.unsupported(qemu)
+                : Optional.of("snapshots(false)");
+        this.snapshotsOff = unsupported.orElse("");
+        this.snapshots = unsupported.isPresent() ? Optional.empty() : Optional.of(new GuestSnapshots(stateRoot,
+                qemuUser.setpriv().map(setpriv -> UnprivilegedQemu.GUEST_GROUP)));
         this.accelerator = builder.accelerator.map(chosen -> new Accelerator.Choice(chosen, chosen + ": as configured"))
                 .orElseGet(Accelerator::probeHost);
         QemuLaunch.requireSocketRoom(stateRoot.resolve(DIRECTORY_PREFIX + "0".repeat(DIRECTORY_RANDOM_BYTES * 2)),
@@ -179,7 +200,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private String fastAcquire() {
         String counts = restores.get() + " guest(s) restored from a snapshot, " + coldBoots.get() + " booted cold";
         if (snapshots.isEmpty()) {
-            return "fast acquire: off (snapshots(false)); " + counts;
+            return "fast acquire: off (" + snapshotsOff + "); " + counts;
         }
         return "fast acquire: snapshots under " + stateRoot.resolve(GuestSnapshots.DIRECTORY) + "; " + counts
                 + coldBootReason.map(reason -> "; the last cold boot because " + reason).orElse("");
@@ -195,16 +216,15 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     public Sandbox acquire(SandboxKey key, SandboxSpec spec) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(spec, "spec");
-        if (spec.egress() != Egress.CLOSED) {
-            throw EgressRefusals.modeNotEnforced(name, spec.egress(), "a guest has no network device at all",
-                    DECLARATIONS.egressModes());
-        }
-        SandboxRecord record = SandboxRecord.of(key, spec.kind());
+        Optional<EgressPolicy> policy = ProxySockets.policyFor(spec, name, "a guest has no network device at all: "
+                + "its one way out is the allowlisting proxy, through the agent");
+        SandboxRecord record = SandboxRecord.of(key, identity(spec));
         String workDir = GuestPaths.normalize(spec.workDir());
         return acquiring.withLock(record.conversation() + record.key() + record.kind(), () -> {
             Optional<MicroVm> warm = warm(record);
-            MicroVm vm = warm.orElseGet(() -> boot(record));
-            MicroVmSandbox sandbox = new MicroVmSandbox(vm, spec, name);
+            MicroVm vm = warm.orElseGet(() -> boot(record, policy.isPresent()));
+            policy.ifPresent(allowed -> serveEgress(vm, allowed));
+            MicroVmSandbox sandbox = new MicroVmSandbox(vm, spec, policy.isPresent(), name);
             // The work dir exists by the time acquire returns, on a fresh guest and a warm one alike; a guest
             // just restored has the default one already (its snapshot's template made it), and one exec less.
             if (warm.isPresent() || !vm.restored() || !workDir.equals(GuestSnapshots.WORK_DIR)) {
@@ -212,6 +232,39 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             }
             return sandbox;
         });
+    }
+
+    /** What fixes a guest's identity beside its key: its kind and its egress (a guest has the egress port or not). */
+    private static String identity(SandboxSpec spec) {
+        List<String> parts = new ArrayList<>(List.of(spec.kind(), "egress=" + spec.egress().wire()));
+        parts.addAll(new java.util.TreeSet<>(spec.egressAllow()));
+        return KeyDigest.ofParts(parts);
+    }
+
+    /**
+     * Makes sure the guest's egress reaches an allowlisting proxy of this process: the proxy on a
+     * unix socket in the guest's directory (only this host user's), the tunnel on its egress port.
+     */
+    private void serveEgress(MicroVm vm, EgressPolicy policy) {
+        Path directory = vm.directory();
+        Path proxyDirectory = proxies.ensure(directory.getFileName().toString(), directory.resolve(EGRESS_DIRECTORY),
+                directory.resolve(EGRESS_AUDIT_FILE), policy);
+        vm.openEgress(QemuLaunch.qemuDirectory(directory).resolve(QemuLaunch.EGRESS_SOCKET),
+                EgressConnector.unixSocket(proxyDirectory.resolve(ProxySockets.SOCKET_NAME)), EGRESS_DEADLINE, name);
+    }
+
+    /**
+     * The audit log of an allowlisting sandbox: one JSON object per proxy decision, appended when each
+     * connection ends, in the guest's host directory (which nothing in the guest reaches). Empty for
+     * a sandbox that is not allowlisting.
+     *
+     * @throws IllegalArgumentException when {@code sandbox} is not one of this backend's
+     */
+    public Optional<Path> egressAuditLog(Sandbox sandbox) {
+        if (!(sandbox instanceof MicroVmSandbox guest) || !guest.servedBy(name)) {
+            throw new IllegalArgumentException("not a sandbox of backend '" + name + "': " + sandbox);
+        }
+        return guest.egress() ? Optional.of(guest.directory().resolve(EGRESS_AUDIT_FILE)) : Optional.empty();
     }
 
     /** A live guest of this record, reconnected if another instance booted it; dead ones are cleared. */
@@ -232,12 +285,12 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         return Optional.empty();
     }
 
-    private MicroVm boot(SandboxRecord record) {
+    private MicroVm boot(SandboxRecord record, boolean egress) {
         Path directory = newDirectory(DIRECTORY_PREFIX, record);
         booted.add(directory);
         Accelerator.Choice choice = accelerator;
         QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, processes,
-                directory, qemuUserOf(directory));
+                directory, qemuUserOf(directory), egress);
         Optional<MicroVm> restored = restore(launch);
         if (restored.isPresent()) {
             CONNECTED.put(directory, restored.get());
@@ -283,7 +336,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             coldBoot(failed);
             return Optional.empty();
         }
-        Path snapshot;
+        GuestSnapshots.Snapshot snapshot;
         try {
             snapshot = MAKING.withLock(file, () -> store.existing(launch).orElseGet(() -> makeSnapshot(store, launch)));
         } catch (SandboxException e) {
@@ -299,7 +352,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         } catch (SandboxException e) {
             // A snapshot that does not restore is replaced: the next acquire makes it again.
             store.discard(snapshot);
-            coldBoot("restoring " + snapshot + " failed (" + ErrorDetail.of(e) + "); it was removed");
+            coldBoot("restoring " + snapshot.state() + " failed (" + ErrorDetail.of(e) + "); it was removed");
             return Optional.empty();
         }
     }
@@ -309,7 +362,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         return bootDeadline.compareTo(RESTORE_DEADLINE) < 0 ? bootDeadline : RESTORE_DEADLINE;
     }
 
-    private Path makeSnapshot(GuestSnapshots store, QemuLaunch launch) {
+    private GuestSnapshots.Snapshot makeSnapshot(GuestSnapshots store, QemuLaunch launch) {
         Path template = newDirectory(TEMPLATE_PREFIX, SandboxRecord.snapshotTemplate());
         try {
             return store.make(launch.in(template, qemuUserOf(template)), bootDeadline, name);
@@ -346,7 +399,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
                     uid = UnprivilegedQemu.freeUid(qemuUidsInUse(), RANDOM);
                     Files.setAttribute(qemuDirectory, "unix:uid", uid);
                 }
-                Files.setAttribute(qemuDirectory, "unix:gid", uid);
+                Files.setAttribute(qemuDirectory, "unix:gid", UnprivilegedQemu.GUEST_GROUP);
                 Files.setPosixFilePermissions(directory, PASSABLE);
             }
         } catch (IOException e) {
@@ -405,6 +458,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     @Override
     public void close() {
         List.copyOf(booted).forEach(this::remove);
+        proxies.close();
     }
 
     /** Ends guests whose owner died without closing its backend: nothing would ever end them otherwise. */
@@ -435,6 +489,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     }
 
     private void forget(Path directory) {
+        proxies.stop(directory.getFileName().toString());
         MicroVm connected = CONNECTED.remove(directory);
         if (connected != null) {
             connected.close();
@@ -479,6 +534,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         private Duration bootDeadline = Duration.ofSeconds(60);
         private Optional<Accelerator> accelerator = Optional.empty();
         private boolean snapshots = true;
+        private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
 
         private Builder() {
         }
@@ -566,6 +622,12 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
          */
         public Builder snapshots(boolean value) {
             this.snapshots = value;
+            return this;
+        }
+
+        /** Bounds and resolver of each allowlisting guest's egress proxy. */
+        public Builder egressSettings(EgressProxy.Settings value) {
+            this.egressSettings = Objects.requireNonNull(value, "egressSettings");
             return this;
         }
 

@@ -1,5 +1,6 @@
 package org.sandbox4j.microvm;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,6 +22,7 @@ import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
+import org.sandbox4j.egress.GuestProxyEnvironment;
 
 /**
  * One guest as a sandbox: its commands and files both go through the guest agent, so nothing on
@@ -33,13 +35,30 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
 
     private final MicroVm vm;
     private final AgentFiles files;
+    private final boolean egress;
     private final String backendName;
 
-    /** A handle held to {@code spec}'s per-file transfer caps. */
-    MicroVmSandbox(MicroVm vm, SandboxSpec spec, String backendName) {
+    /**
+     * A handle held to {@code spec}'s per-file transfer caps; with {@code egress}, every command's
+     * environment points its clients at the tunnel's end in the guest.
+     */
+    MicroVmSandbox(MicroVm vm, SandboxSpec spec, boolean egress, String backendName) {
         this.vm = vm;
         this.files = new AgentFiles(vm.agent(), backendName, spec.filesIn(), spec.filesOut());
+        this.egress = egress;
         this.backendName = backendName;
+    }
+
+    boolean servedBy(String backend) {
+        return backendName.equals(backend);
+    }
+
+    boolean egress() {
+        return egress;
+    }
+
+    Path directory() {
+        return vm.directory();
     }
 
     @Override
@@ -53,8 +72,12 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
      */
     @Override
     public ExecResult exec(Command command, ExecOptions options) {
+        Map<String, String> environment = environment(options);
+        if (egress) {
+            GuestProxyEnvironment.variables().forEach(environment::putIfAbsent);
+        }
         return guarded(() -> vm.agent().exec(argv(command), GuestPaths.normalize(options.workingDirectory()),
-                environment(options), options, command.toShellLine()));
+                environment, options, command.toShellLine()));
     }
 
     @Override

@@ -28,9 +28,12 @@ import java.util.regex.Pattern;
  *                    user may write, and QEMU's own subdirectory ({@value #QEMU_DIRECTORY}) for its sockets
  * @param runAs       the unprivileged uid and gid QEMU runs as, started by {@code setpriv} with no
  *                    groups, no capabilities and {@code no_new_privs}; empty to run it as this user
+ * @param egress      whether the guest gets the egress port ({@value #EGRESS_PORT_NAME}), a second
+ *                    virtio-serial port over which the agent tunnels connections to {@code 127.0.0.1:3128}
+ *                    to the host's allowlisting proxy; without it the guest has no way out at all
  */
 record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memoryMib, int cpus, int overlayMib,
-        int processes, Path directory, Optional<Unprivileged> runAs) {
+        int processes, Path directory, Optional<Unprivileged> runAs, boolean egress) {
 
     /** Who QEMU runs as when the host user is root: the emulator is the guest's first attack surface. */
     record Unprivileged(Path setpriv, int uid, int gid) {
@@ -43,6 +46,9 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
      */
     static final String QEMU_DIRECTORY = "q";
     static final String AGENT_SOCKET = "agent.sock";
+    static final String EGRESS_SOCKET = "egress.sock";
+    /** The name the agent looks the egress port up by. */
+    static final String EGRESS_PORT_NAME = "egress";
     static final String CONSOLE_SOCKET = "console.sock";
     static final String PID_FILE = "qemu.pid";
     /** Where a restored guest's QEMU waits for its snapshot stream ({@code -incoming}). */
@@ -53,6 +59,8 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     static final String GUEST_USER = "1000:1000";
     /** The name the agent looks its port up by (under /sys/class/virtio-ports). */
     static final String AGENT_PORT_NAME = "agent";
+    /** The guest memory's backend, in a template and a restored guest alike (the migration names RAM by it). */
+    private static final String MEMORY_ID = "ram";
     /** sun_path holds 108 bytes with its terminating NUL. */
     static final int MAX_SOCKET_PATH_BYTES = 107;
     private static final Pattern CPU_MHZ = Pattern.compile("(?m)^cpu MHz\\s*:\\s*([0-9]+(?:\\.[0-9]+)?)");
@@ -66,7 +74,7 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     }
 
     QemuLaunch with(Accelerator other) {
-        return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, processes, directory, runAs);
+        return new QemuLaunch(qemu, guest, other, memoryMib, cpus, overlayMib, processes, directory, runAs, egress);
     }
 
     /** Where QEMU makes its sockets: {@value #QEMU_DIRECTORY} in the sandbox's directory. */
@@ -80,6 +88,10 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
 
     Path agentSocket() {
         return qemuDirectory().resolve(AGENT_SOCKET);
+    }
+
+    Path egressSocket() {
+        return qemuDirectory().resolve(EGRESS_SOCKET);
     }
 
     Path consoleSocket() {
@@ -99,14 +111,38 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
         return qemuDirectory().resolve(MONITOR_SOCKET);
     }
 
-    /** What a snapshot template adds to {@link #argv()}: a QMP monitor to migrate it with. */
-    List<String> monitorArguments() {
-        return List.of("-qmp", "unix:" + monitorSocket() + ",server=on,wait=off");
+    /**
+     * What a snapshot template adds to {@link #argv()}: a QMP monitor to migrate it with, and its
+     * memory in {@code memoryFile} (shared: what the guest writes lands in the file), which becomes
+     * the snapshot's memory.
+     */
+    List<String> templateArguments(Path memoryFile) {
+        List<String> arguments = new ArrayList<>(monitorArguments());
+        arguments.addAll(memoryArguments(memoryFile, "share=on"));
+        return List.copyOf(arguments);
     }
 
-    /** What a restored guest adds to {@link #argv()}: QEMU waits for the snapshot on a socket it serves. */
-    List<String> restoreArguments() {
-        return List.of("-incoming", "unix:" + restoreSocket());
+    /**
+     * What a restored guest adds to {@link #argv()}: a monitor, through which it is told to wait for
+     * the snapshot's device state ({@code -incoming defer}), and the snapshot's memory mapped
+     * privately from a file it opens read-only ({@code readonly=on,rom=off}, QEMU 8.2 and later): a
+     * guest's writes stay its own, pages it does not write are shared with every other guest restored
+     * from the snapshot, and nothing a guest or its QEMU does can change the file.
+     */
+    List<String> restoreArguments(Path memoryFile) {
+        List<String> arguments = new ArrayList<>(List.of("-incoming", "defer"));
+        arguments.addAll(monitorArguments());
+        arguments.addAll(memoryArguments(memoryFile, "share=off,readonly=on,rom=off"));
+        return List.copyOf(arguments);
+    }
+
+    private List<String> monitorArguments() {
+        return List.of("-qmp", "unix:" + option(monitorSocket()) + ",server=on,wait=off");
+    }
+
+    private List<String> memoryArguments(Path memoryFile, String mapping) {
+        return List.of("-object", "memory-backend-file,id=" + MEMORY_ID + ",size=" + memoryMib + "M,mem-path="
+                + option(memoryFile) + "," + mapping, "-machine", "memory-backend=" + MEMORY_ID);
     }
 
     /**
@@ -114,7 +150,7 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
      * those differ only in socket paths and who QEMU runs as, neither of which a snapshot holds.
      */
     QemuLaunch in(Path other, Optional<Unprivileged> user) {
-        return new QemuLaunch(qemu, guest, accelerator, memoryMib, cpus, overlayMib, processes, other, user);
+        return new QemuLaunch(qemu, guest, accelerator, memoryMib, cpus, overlayMib, processes, other, user, egress);
     }
 
     /** The whole command line: {@code setpriv} (when QEMU runs as another user), then {@link #qemuArgv()}. */
@@ -139,14 +175,19 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
                 "-kernel", guest.kernel().toString(),
                 "-initrd", guest.initrd().toString(),
                 "-append", kernelCommandLine(),
-                "-chardev", "socket,id=console,path=" + consoleSocket() + ",server=on,wait=off",
+                "-chardev", "socket,id=console,path=" + option(consoleSocket()) + ",server=on,wait=off",
                 "-serial", "chardev:console",
-                "-chardev", "socket,id=agent,path=" + agentSocket() + ",server=on,wait=off",
+                "-chardev", "socket,id=agent,path=" + option(agentSocket()) + ",server=on,wait=off",
                 "-device", "virtio-serial-device",
-                "-device", "virtserialport,chardev=agent,name=" + AGENT_PORT_NAME,
+                "-device", "virtserialport,chardev=agent,name=" + AGENT_PORT_NAME));
+        if (egress) {
+            argv.addAll(List.of("-chardev", "socket,id=egress,path=" + option(egressSocket()) + ",server=on,wait=off",
+                    "-device", "virtserialport,chardev=egress,name=" + EGRESS_PORT_NAME));
+        }
+        argv.addAll(List.of(
                 "-object", "rng-random,id=rng0,filename=/dev/urandom",
                 "-device", "virtio-rng-device,rng=rng0",
-                "-drive", "file=" + guest.root() + ",format=raw,if=none,id=root,readonly=on",
+                "-drive", "file=" + option(guest.root()) + ",format=raw,if=none,id=root,readonly=on",
                 "-device", "virtio-blk-device,drive=root"));
         if (accelerator == Accelerator.KVM) {
             argv.addAll(List.of("-cpu", "host"));
@@ -173,6 +214,11 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** A path as the value of a QEMU option: a comma would end the value, so it is doubled (QEMU's escape). */
+    static String option(Path path) {
+        return path.toString().replace(",", ",,");
     }
 
     /** Refuses a directory whose socket paths would not fit a unix socket address. */

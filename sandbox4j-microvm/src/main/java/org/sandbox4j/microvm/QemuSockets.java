@@ -160,6 +160,11 @@ final class QemuSockets {
         void close();
     }
 
+    /** Waits one poll interval before trying a socket again. */
+    static void pause() {
+        sleep(POLL);
+    }
+
     private static void sleep(Duration duration) {
         try {
             Thread.sleep(duration.toMillis());

@@ -29,6 +29,11 @@ record UnprivilegedQemu(Optional<Path> setpriv, String reason) {
     static final int FIRST_UID = 0x70000000;
     /** How many uids guests draw from. */
     static final int UIDS = 1 << 24;
+    /**
+     * The group every guest's QEMU runs in (the first of the range, which no guest's uid is): it
+     * may read snapshots' memory, which every restored guest maps, and nothing else.
+     */
+    static final int GUEST_GROUP = FIRST_UID;
     private static final Path SETPRIV = Path.of("/usr/bin/setpriv");
 
     static UnprivilegedQemu decide(Path stateRoot, GuestImage guest) {
@@ -62,13 +67,13 @@ record UnprivilegedQemu(Optional<Path> setpriv, String reason) {
 
     /** Who a guest's QEMU runs as, given the uid its directory was made for; empty to run it as this user. */
     Optional<QemuLaunch.Unprivileged> user(int uid) {
-        return setpriv.map(tool -> new QemuLaunch.Unprivileged(tool, uid, uid));
+        return setpriv.map(tool -> new QemuLaunch.Unprivileged(tool, uid, GUEST_GROUP));
     }
 
     /** A guest uid none of {@code taken} is, drawn at random so that two processes rarely draw alike. */
     static int freeUid(java.util.Set<Integer> taken, java.util.random.RandomGenerator random) {
         while (true) {
-            int uid = FIRST_UID + random.nextInt(UIDS);
+            int uid = FIRST_UID + 1 + random.nextInt(UIDS - 1);
             if (!taken.contains(uid)) {
                 return uid;
             }

@@ -181,12 +181,27 @@ class MicroVmBackendTest {
     }
 
     @Test
-    void onlyClosedEgressIsServed() {
-        SandboxSpec allowlist = SandboxSpec.builder("python").egress(Egress.ALLOWLIST).egressAllow("example.org")
-                .build();
-        assertThatThrownBy(() -> backend.acquire(key("egress"), allowlist))
+    void egressBeyondTheAllowlistIsRefusedAtAcquire() {
+        SandboxSpec unrestricted = SandboxSpec.builder("python").egress(Egress.UNRESTRICTED).build();
+        assertThatThrownBy(() -> backend.acquire(key("egress"), unrestricted))
                 .isInstanceOf(SandboxEgressNotEnforced.class).hasMessageContaining("no network device");
         assertThat(guestDirectories()).isEmpty();
+    }
+
+    @Test
+    void onlyAnAllowlistingGuestHasTheEgressPortAndItsProxyEnvironment() {
+        Sandbox closed = backend.acquire(key("closed"), SandboxSpec.builder("python").build());
+        Sandbox allowlisting = backend.acquire(key("allowlisting"), SandboxSpec.builder("python")
+                .egress(Egress.ALLOWLIST).egressAllow("example.org").build());
+        String ports = "cat /sys/class/virtio-ports/*/name | sort | tr '\\n' ' '; echo; echo \"$http_proxy\"";
+
+        assertThat(run(closed, ports).stdoutText().lines().toList()).containsExactly("agent ", "");
+        assertThat(run(allowlisting, ports).stdoutText().lines().toList()).containsExactly("agent egress ",
+                "http://127.0.0.1:3128");
+        // The same key with another egress is another guest: a closed guest never gains a way out.
+        assertThat(guestDirectories()).hasSize(2);
+        assertThat(backend.egressAuditLog(closed)).isEmpty();
+        assertThat(backend.egressAuditLog(allowlisting)).isPresent();
     }
 
     @Test

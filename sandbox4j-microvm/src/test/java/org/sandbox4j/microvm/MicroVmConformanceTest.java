@@ -8,8 +8,11 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.spi.TreeRemoval;
+import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.testkit.tck.ConformanceTarget;
 import org.sandbox4j.testkit.tck.ConformanceTestSuite;
+import org.sandbox4j.testkit.tck.EgressFixture;
+import org.sandbox4j.testkit.tck.LoopbackEgressServers;
 
 /**
  * The whole TCK against real QEMU guests on this host (TCG here; KVM where the host has it). Every
@@ -20,6 +23,7 @@ class MicroVmConformanceTest extends ConformanceTestSuite {
     private static final Path STATE_ROOT = TestGuest.stateRoot();
     private static final List<MicroVmBackend> MADE = new ArrayList<>();
     private static final int OVERLAY_MIB = 128;
+    private static final LoopbackEgressServers SERVERS = LoopbackEgressServers.start();
 
     @Override
     protected ConformanceTarget target() {
@@ -27,11 +31,19 @@ class MicroVmConformanceTest extends ConformanceTestSuite {
             @Override
             public SandboxBackend newBackend() {
                 MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(STATE_ROOT)
-                        .overlayMib(OVERLAY_MIB).build();
+                        .overlayMib(OVERLAY_MIB)
+                        .egressSettings(EgressProxy.Settings.defaults().withResolver(LoopbackEgressServers::resolve))
+                        .build();
                 synchronized (MADE) {
                     MADE.add(backend);
                 }
                 return backend;
+            }
+
+            /** The guest's curl, through the tunnel and the host's proxy, to the host's loopback servers. */
+            @Override
+            public Optional<EgressFixture> egressFixture() {
+                return Optional.of(SERVERS.fixture(Optional.of("curl")));
             }
 
             /** Everything a guest writes lands in its root overlay, bounded by the backend's overlay size. */
@@ -53,6 +65,7 @@ class MicroVmConformanceTest extends ConformanceTestSuite {
         synchronized (MADE) {
             MADE.forEach(MicroVmBackend::close);
         }
+        SERVERS.close();
         TreeRemoval.remove(STATE_ROOT, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
     }
 }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -57,9 +58,14 @@ class MicroVmSnapshotTest {
                 .orElseThrow();
     }
 
+    /** The snapshots' state files (each has its memory file beside it). */
     private List<Path> snapshotFiles() throws IOException {
+        return snapshotFiles(GuestSnapshots.SUFFIX);
+    }
+
+    private List<Path> snapshotFiles(String suffix) throws IOException {
         try (Stream<Path> files = Files.list(stateRoot.resolve(GuestSnapshots.DIRECTORY))) {
-            return files.toList();
+            return files.filter(file -> file.getFileName().toString().endsWith(suffix)).toList();
         }
     }
 
@@ -72,7 +78,10 @@ class MicroVmSnapshotTest {
         assertThat(fastAcquire(first)).contains("2 guest(s) restored from a snapshot, 0 booted cold");
         List<Path> snapshots = snapshotFiles();
         assertThat(snapshots).hasSize(1);
-        assertThat(snapshots.get(0).getFileName().toString()).endsWith(GuestSnapshots.SUFFIX);
+        assertThat(snapshotFiles(GuestSnapshots.MEMORY_SUFFIX)).hasSize(1);
+        try (Stream<Path> all = Files.list(stateRoot.resolve(GuestSnapshots.DIRECTORY))) {
+            assertThat(all.count()).isEqualTo(2);
+        }
         FileTime made = Files.getLastModifiedTime(snapshots.get(0));
 
         MicroVmBackend second = backend(true);
@@ -82,6 +91,50 @@ class MicroVmSnapshotTest {
         assertThat(fastAcquire(second)).contains("1 guest(s) restored from a snapshot, 0 booted cold");
         assertThat(snapshotFiles()).containsExactly(snapshots.get(0));
         assertThat(Files.getLastModifiedTime(snapshots.get(0))).isEqualTo(made);
+    }
+
+    @Test
+    void aRestoredGuestMapsTheSnapshotsMemoryButNeitherItNorItsQemuCanChangeIt() throws Exception {
+        MicroVmBackend backend = backend(true);
+        run(backend.acquire(key("maker"), SPEC), "true");
+        Path memory = snapshotFiles(GuestSnapshots.MEMORY_SUFFIX).get(0);
+        String before = sha256(memory);
+
+        Sandbox writer = backend.acquire(key("writer"), SPEC);
+        // Dirties most of the guest's memory (the page cache and the overlay included), pages the
+        // restored guest mapped from the snapshot among them.
+        ExecResult wrote = run(writer, "python3 -c 'b = bytearray(80 << 20); b[::4096] = b\"x\" * len(b[::4096])'"
+                + " && head -c 20000000 /dev/urandom > big && sync && echo done");
+        assertThat(wrote.stdoutText().strip()).as(wrote.stderrText()).isEqualTo("done");
+
+        assertThat(sha256(memory)).isEqualTo(before);
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        if (uid == 0) {
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(memory))).isEqualTo("rw-r-----");
+            assertThat(Files.getAttribute(memory, "unix:gid")).isEqualTo(UnprivilegedQemu.GUEST_GROUP);
+            Path directory;
+            try (Stream<Path> guests = Files.list(stateRoot)) {
+                directory = guests.filter(path -> path.getFileName().toString().startsWith("vm-")).findFirst()
+                        .orElseThrow();
+            }
+            int qemuUid = (Integer) Files.getAttribute(QemuLaunch.qemuDirectory(directory), "unix:uid");
+            Process append = new ProcessBuilder("setpriv", "--reuid=" + qemuUid, "--regid="
+                    + UnprivilegedQemu.GUEST_GROUP, "--clear-groups", "--", "sh", "-c", "echo x >> " + memory)
+                    .redirectErrorStream(true).start();
+            assertThat(append.waitFor()).isNotZero();
+            assertThat(sha256(memory)).isEqualTo(before);
+        }
+    }
+
+    private static String sha256(Path file) throws Exception {
+        java.security.MessageDigest digest = java.security.MessageDigest.getInstance("SHA-256");
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            byte[] buffer = new byte[1 << 20];
+            for (int n; (n = in.read(buffer)) > 0; ) {
+                digest.update(buffer, 0, n);
+            }
+        }
+        return java.util.HexFormat.of().formatHex(digest.digest());
     }
 
     @Test
