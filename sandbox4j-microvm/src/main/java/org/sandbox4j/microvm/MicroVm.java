@@ -40,6 +40,9 @@ final class MicroVm implements AutoCloseable {
     private static final Duration EXIT_WAIT = Duration.ofSeconds(5);
     private static final int RESEED_BYTES = 64;
     private static final int PID_FILE_BYTES = 32;
+    /** How many boots a guest that resets while booting gets. */
+    private static final int BOOT_ATTEMPTS = 3;
+    private static final System.Logger LOG = System.getLogger(MicroVm.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path directory;
@@ -70,7 +73,39 @@ final class MicroVm implements AutoCloseable {
      *                          come up; the process is gone by then
      */
     static MicroVm boot(QemuLaunch launch, Duration deadline, String backendName) {
-        return start(launch, List.of(), Optional.empty(), deadline, backendName);
+        return bootRetryingResets(launch, List.of(), deadline, backendName);
+    }
+
+    /**
+     * A boot, made again when the guest reset before its agent answered (QEMU, run with
+     * {@code -no-reboot}, then exits with 0 at once): QEMU 10's microvm resets about one boot in ten
+     * here within half a second, before the kernel prints a line (measured). A boot that fails any
+     * other way is not retried.
+     */
+    private static MicroVm bootRetryingResets(QemuLaunch launch, List<String> extraArguments, Duration deadline,
+            String backendName) {
+        long until = System.nanoTime() + deadline.toNanos();
+        for (int attempt = 1; ; attempt++) {
+            Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 1));
+            try {
+                return start(launch, extraArguments, Optional.empty(), left, backendName);
+            } catch (GuestReset reset) {
+                if (attempt >= BOOT_ATTEMPTS) {
+                    throw reset;
+                }
+                LOG.log(System.Logger.Level.INFO, () -> "backend '" + backendName + "': the guest reset while it "
+                        + "booted; booting it again");
+            }
+        }
+    }
+
+    /** The guest reset during its boot, before its agent answered: QEMU exited with 0. */
+    private static final class GuestReset extends SandboxException {
+        private static final long serialVersionUID = 1L;
+
+        GuestReset(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /**
@@ -78,7 +113,7 @@ final class MicroVm implements AutoCloseable {
      * and its memory in {@code memoryFile}.
      */
     static MicroVm bootTemplate(QemuLaunch launch, Path memoryFile, Duration deadline, String backendName) {
-        return start(launch, launch.templateArguments(memoryFile), Optional.empty(), deadline, backendName);
+        return bootRetryingResets(launch, launch.templateArguments(memoryFile), deadline, backendName);
     }
 
     /**
@@ -130,6 +165,11 @@ final class MicroVm implements AutoCloseable {
             return vm;
         } catch (RuntimeException | IOException e) {
             kill(qemu.toHandle());
+            if (snapshot.isEmpty() && !qemu.isAlive() && qemu.exitValue() == 0) {
+                throw new GuestReset("backend '" + backendName + "': the guest reset while it booted (QEMU exited "
+                        + "with 0 before its agent answered; the console ended with: "
+                        + GuestText.quote(console.tail(DIAGNOSTIC_LINES)) + ")", e);
+            }
             throw new SandboxException("backend '" + backendName + "': the guest did not come up"
                     + (snapshot.isPresent() ? " from the snapshot " + snapshot.get() : "") + " within "
                     + deadline.toSeconds() + " s under " + launch.accelerator() + " (" + ErrorDetail.of(e)
