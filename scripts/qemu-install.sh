@@ -2,7 +2,7 @@
 # (the fast acquire) map the template's memory read-only into each new guest, which takes QEMU 8.2 or later
 # (memory-backend-file rom=off); Debian 12 ships 7.2, so on bookworm QEMU comes from bookworm-backports
 # (Debian's own archive, signed by its archive key). Elsewhere the distribution's QEMU is used as it is.
-# Needs root and apt-get; prints what it does on stderr.
+# Needs root and apt-get; says on stderr only what failed.
 qemu_backports_suite() {
     local codename=""
     [ -r /etc/os-release ] && codename=$(. /etc/os-release && printf '%s' "${VERSION_CODENAME:-}")
@@ -20,6 +20,23 @@ qemu_has_snapshots() {
     [ -n "$version" ] && [ "$(printf '%s\n8.2\n' "$version" | sort -V | head -1)" = "8.2" ]
 }
 
+# apt-get update and install, quietly: apt's and dpkg's progress goes to a log, whose tail is shown only
+# when the install fails. Extra apt-get options come first, then "--", then the packages.
+apt_install_quietly() {
+    local options=() log
+    while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do options+=("$1"); shift; done
+    shift
+    log=$(mktemp "${TMPDIR:-/tmp}/sandbox4j-apt.XXXXXX")
+    if apt-get update -qq >"$log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends "${options[@]}" "$@" >>"$log" 2>&1; then
+        rm -f "$log"
+        return 0
+    fi
+    printf 'apt-get install %s failed; its last lines (all in %s):\n' "$*" "$log" >&2
+    tail -n 15 "$log" >&2
+    return 1
+}
+
 install_qemu() {
     local suite
     suite=$(qemu_backports_suite)
@@ -31,10 +48,8 @@ install_qemu() {
             printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
                 "$suite" /usr/share/keyrings/debian-archive-keyring.gpg > /etc/apt/sources.list.d/sandbox4j-backports.sources
         fi
-        apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t "$suite" qemu-system-x86 >&2
+        apt_install_quietly -t "$suite" -- qemu-system-x86
     else
-        apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-system-x86 >&2
+        apt_install_quietly -- qemu-system-x86
     fi
 }

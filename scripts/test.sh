@@ -10,6 +10,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 say() { printf 'test.sh: %s\n' "$*" >&2; }
+# install_qemu and apt_install_quietly.
+# shellcheck source=scripts/qemu-install.sh
+. "$root/scripts/qemu-install.sh"
 
 require_java() {
     if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
@@ -47,8 +50,7 @@ require_commands() {
         exit 1
     fi
     say "installing ${packages[*]} for ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+    apt_install_quietly -- "${packages[@]}" || exit 1
 }
 
 # Provisioning: everything the tests need on this machine, so one command stays enough. The TCK's
@@ -227,10 +229,8 @@ provision_engines() {
 # SANDBOX4J_MICROVM_PROBLEM says why, so they fail with the reason.
 provision_microvm_guest() {
     require_commands mke2fs:e2fsprogs xz:xz-utils
-    # shellcheck source=scripts/qemu-install.sh
-    . scripts/qemu-install.sh
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        install_qemu >/dev/null || say "installing QEMU failed"
+        install_qemu || say "installing QEMU failed"
     fi
     require_commands qemu-system-x86_64:qemu-system-x86
     qemu_has_snapshots || say "QEMU $(qemu_version) is older than 8.2: microVM guests will boot cold (no snapshots)"
