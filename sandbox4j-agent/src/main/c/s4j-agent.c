@@ -123,6 +123,7 @@ struct exec {
     int killed;          /* the host asked for KILL: output it has not yet got is dropped */
     int status;
     char cgroup[320];    /* empty when none */
+    int cgroup_fd;       /* open while the exec lives: it goes back to the spares with it */
 };
 
 struct file_write {
@@ -156,12 +157,21 @@ static int no_cgroup;         /* --no-cgroup: kill by process group only */
 static int pid1;
 static int session;           /* a HELLO was answered */
 static int port_down;         /* virtio port: host side closed, retry later */
+static int port_async;        /* SIGIO armed on the port: the kernel signals the host's return */
 static long long port_down_since;
 static int desync;            /* after a framing error: skip bytes until a HELLO header */
 static char cgroup_base[256]; /* where per-exec cgroups go; empty when unavailable */
 static long run_uid = -1, run_gid = -1; /* --user: commands and file primitives act as this user */
 static long pids_max = -1;    /* --pids-max: the most tasks every exec together may run */
 static unsigned long cgroup_counter;
+/* Empty per-exec cgroups kept for the next execs: making and removing one costs ~1-3 ms on TCG. */
+#define SPARE_CGROUPS 4
+#define PREMADE_CGROUPS 2
+static struct spare_cgroup { char path[320]; int fd; } spare_cgroups[SPARE_CGROUPS];
+static int spare_cgroup_count;
+/* Cgroups whose leftovers still lived when their exec ended: removed as soon as they are empty. */
+#define DRAINING_CGROUPS 16
+static char draining_cgroups[DRAINING_CGROUPS][320];
 static struct exec execs[MAX_EXECS];
 static struct file_write writes[MAX_WRITES];
 static uint8_t in_buf[4 + HEADER_LEN + MAX_PAYLOAD + OUT_CHUNK];
@@ -767,12 +777,59 @@ static void kill_tree(struct exec *e) {
     if (!e->exited) kill(e->pid, SIGKILL);
 }
 
+/* Whether a cgroup holds no process (and so none can join it: only we write cgroup.procs). */
+static int cgroup_empty(int fd) {
+    char events[128];
+    int ev = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+    if (ev < 0) return 0;
+    ssize_t n = read(ev, events, sizeof events - 1);
+    close(ev);
+    if (n <= 0) return 0;
+    events[n] = 0;
+    return strstr(events, "populated 0") != NULL;
+}
+
+/* A cgroup for one exec, empty: a spare one, or a new one. 0, or -1 when none can be had. */
+static int take_cgroup(char *path, size_t size, int *fd) {
+    if (spare_cgroup_count > 0) {
+        struct spare_cgroup *c = &spare_cgroups[--spare_cgroup_count];
+        snprintf(path, size, "%s", c->path);
+        *fd = c->fd;
+        return 0;
+    }
+    snprintf(path, size, "%s/c%lu", cgroup_base, ++cgroup_counter);
+    if (mkdir(path, 0755) < 0 || (*fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rmdir(path);
+        path[0] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Keeps an exec's cgroup for another when nothing is left in it; otherwise removes it (which fails while
+   leftovers live in it: harmless). */
+static void give_back_cgroup(const char *path, int fd) {
+    for (int i = 0; i < DRAINING_CGROUPS; i++)
+        if (draining_cgroups[i][0] && rmdir(draining_cgroups[i]) == 0) draining_cgroups[i][0] = 0;
+    if (fd >= 0 && spare_cgroup_count < SPARE_CGROUPS && cgroup_empty(fd)) {
+        struct spare_cgroup *c = &spare_cgroups[spare_cgroup_count++];
+        snprintf(c->path, sizeof c->path, "%s", path);
+        c->fd = fd;
+        return;
+    }
+    if (fd >= 0) close(fd);
+    if (rmdir(path) == 0 || errno != EBUSY) return;
+    for (int i = 0; i < DRAINING_CGROUPS; i++)
+        if (!draining_cgroups[i][0]) { snprintf(draining_cgroups[i], sizeof draining_cgroups[i], "%s", path); return; }
+    /* more than 16 at once: this one stays until the guest ends */
+}
+
 static void free_exec(struct exec *e) {
     close_fd(&e->out[1]);
     close_fd(&e->out[2]);
     close_fd(&e->in);
     free(e->in_buf);
-    if (e->cgroup[0]) rmdir(e->cgroup); /* fails while leftovers live in it: harmless */
+    if (e->cgroup[0]) give_back_cgroup(e->cgroup, e->cgroup_fd);
     memset(e, 0, sizeof *e);
 }
 
@@ -844,6 +901,7 @@ static void do_exec(uint32_t id, struct rd *r) {
     if (window == 0) window = WINDOW_DEFAULT;
 
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1}, procs = -1, cgroup_fd = -1;
+    char cgroup[320] = "";
     int want_stdin = flags & EXEC_STDIN;
     /* the host's own setup (making the work dir) runs as the agent; every command runs as --user */
     int as_user = run_uid >= 0 && !(flags & EXEC_AS_AGENT);
@@ -852,14 +910,7 @@ static void do_exec(uint32_t id, struct rd *r) {
         send_error(id, E_LAUNCH, errno, "pipe: %s", strerror(errno));
         goto close_pipes;
     }
-    char cgroup[320] = "";
-    if (cgroup_base[0]) {
-        snprintf(cgroup, sizeof cgroup, "%s/e%u-%lu", cgroup_base, id, ++cgroup_counter);
-        if (mkdir(cgroup, 0755) < 0 || (cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-            rmdir(cgroup);
-            cgroup[0] = 0; /* fall back to the process group alone */
-        }
-    }
+    if (cgroup_base[0]) take_cgroup(cgroup, sizeof cgroup, &cgroup_fd); /* else the process group alone */
     pid_t pid = -1;
     if (cgroup_fd >= 0) {
         /* born in its cgroup: moving it there through cgroup.procs costs an RCU grace period (~10 ms on TCG) */
@@ -878,7 +929,6 @@ static void do_exec(uint32_t id, struct rd *r) {
     }
     if (pid < 0) {
         send_error(id, E_LAUNCH, errno, "fork: %s", strerror(errno));
-        if (cgroup[0]) rmdir(cgroup);
         goto close_pipes;
     }
     if (pid == 0) {
@@ -906,14 +956,12 @@ static void do_exec(uint32_t id, struct rd *r) {
     close_fd(&status[1]);
     close_fd(&in[0]);
     if (procs >= 0) close(procs);
-    if (cgroup_fd >= 0) close(cgroup_fd);
     int msg[2];
     ssize_t got;
     do got = read(status[0], msg, sizeof msg); while (got < 0 && errno == EINTR);
     close_fd(&status[0]);
     if (got == (ssize_t) sizeof msg) { /* the child never reached its program */
         waitpid(pid, NULL, 0);
-        if (cgroup[0]) rmdir(cgroup);
         if (msg[0] == STAGE_CREDENTIALS) {
             send_error(id, E_LAUNCH, msg[1], "dropping to the sandbox user: %s", strerror(msg[1]));
         } else if (msg[0] == STAGE_CHDIR) {
@@ -941,6 +989,8 @@ static void do_exec(uint32_t id, struct rd *r) {
     e->credit[1] = e->credit[2] = window;
     e->in = want_stdin ? in[1] : -1;
     strcpy(e->cgroup, cgroup);
+    e->cgroup_fd = cgroup_fd;
+    cgroup_fd = -1;
     fcntl(e->out[1], F_SETFL, O_NONBLOCK);
     fcntl(e->out[2], F_SETFL, O_NONBLOCK);
     if (e->in >= 0) fcntl(e->in, F_SETFL, O_NONBLOCK);
@@ -955,7 +1005,7 @@ close_pipes:
     close_fd(&in[0]); close_fd(&in[1]);
     close_fd(&status[0]); close_fd(&status[1]);
     if (procs >= 0) close(procs);
-    if (cgroup_fd >= 0) close(cgroup_fd);
+    if (cgroup[0]) give_back_cgroup(cgroup, cgroup_fd); /* closes it */
 out:
     free(cwd);
     free_strings(argv);
@@ -1270,12 +1320,21 @@ static long long monotonic_ms(void) {
 }
 
 /* A virtio port whose host side is closed reads EOF and polls HUP at once: look again every 50 ms. */
+/* While the host is away, a virtio port polls as hung up; the kernel sends SIGIO when the host opens it
+   again (virtio_console's port-open event), which wakes the loop at once instead of at its next retry. */
+static void set_port_async(int on) {
+    if (stdio_mode || in_fd < 0 || port_async == on) return;
+    int fl = fcntl(in_fd, F_GETFL);
+    if (fl >= 0 && fcntl(in_fd, F_SETFL, on ? fl | O_ASYNC : fl & ~O_ASYNC) == 0) port_async = on;
+}
+
 static void mark_port_down(void) {
     end_session();
     in_len = 0;
     desync = 0;
     port_down = 1;
     port_down_since = monotonic_ms();
+    set_port_async(1);
 }
 
 static void read_port(void) {
@@ -1287,6 +1346,7 @@ static void read_port(void) {
         mark_port_down();
         return;
     }
+    set_port_async(0); /* the host is back: no signal per frame */
     in_len += (size_t) n;
     process_input();
 }
@@ -1349,6 +1409,12 @@ static void init_cgroups(void) {
         snprintf(limit, sizeof limit, "%ld", pids_max);
         write_file(base_limit, limit);
     }
+    /* made now, so a snapshot of the idle guest holds them and a restored guest's first exec makes none */
+    char paths[PREMADE_CGROUPS][320];
+    int fds[PREMADE_CGROUPS], made = 0;
+    while (cgroup_base[0] && made < PREMADE_CGROUPS && take_cgroup(paths[made], sizeof paths[made], &fds[made]) == 0)
+        made++;
+    while (made > 0) { made--; give_back_cgroup(paths[made], fds[made]); }
 }
 
 static int open_virtio_name(const char *name) {
@@ -1874,11 +1940,12 @@ int main(int argc, char **argv) {
     if (pid1) init_system();
     umask(0); /* modes the host names are the modes files get; children get 022 */
     signal(SIGPIPE, SIG_IGN);
-    sigset_t chld;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &chld, NULL);
-    int sig_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+    sigset_t wake_signals; /* a child ended; the host opened the port (SIGIO) */
+    sigemptyset(&wake_signals);
+    sigaddset(&wake_signals, SIGCHLD);
+    sigaddset(&wake_signals, SIGIO);
+    sigprocmask(SIG_BLOCK, &wake_signals, NULL);
+    int sig_fd = signalfd(-1, &wake_signals, SFD_NONBLOCK | SFD_CLOEXEC);
     if (!pid1) prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans of our execs come back to us to be reaped */
     if (!no_cgroup) init_cgroups();
 
@@ -1896,6 +1963,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         out_fd = in_fd;
+        fcntl(in_fd, F_SETOWN, getpid());
     }
     logf_("ready (%s%s)", pid1 ? "pid 1, " : "", cgroup_base[0] ? "cgroup kill" : "process-group kill");
 
@@ -1935,7 +2003,8 @@ int main(int argc, char **argv) {
         if (port_down && monotonic_ms() - port_down_since >= RECONNECT_POLL_MS) port_down = 0; /* try again */
         if (sig_fd >= 0 && (pfds[0].revents & POLLIN)) {
             struct signalfd_siginfo info;
-            while (read(sig_fd, &info, sizeof info) > 0) {}
+            while (read(sig_fd, &info, sizeof info) > 0)
+                if (info.ssi_signo == SIGIO) port_down = 0; /* the host opened the port: try it now */
         }
         reap();
         for (int i = 0; i < n && ready > 0; i++) {
