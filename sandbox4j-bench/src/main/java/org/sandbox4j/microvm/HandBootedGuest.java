@@ -1,7 +1,6 @@
 package org.sandbox4j.microvm;
 
 import java.io.IOException;
-import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,25 +46,29 @@ public final class HandBootedGuest implements AutoCloseable {
      */
     public static HandBootedGuest boot(GuestImage guest, Duration deadline) throws IOException {
         long until = System.nanoTime() + deadline.toNanos();
-        Path directory = Files.createTempDirectory("s4jq");
-        // The bare mechanism runs QEMU as this user: no setpriv in front of the same command line.
-        QemuLaunch launch = new QemuLaunch(QEMU, guest, Accelerator.probeHost().accelerator(), MEMORY_MIB, CPUS,
-                OVERLAY_MIB, PROCESSES, directory, Optional.empty(), false);
-        Files.createDirectory(launch.qemuDirectory());
-        Process qemu = new ProcessBuilder(launch.argv()).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        Thread killAtExit = new Thread(qemu::destroyForcibly, NAME + " qemu killer");
-        Runtime.getRuntime().addShutdownHook(killAtExit);
-        try {
-            qemu.getOutputStream().close();
-            SocketChannel channel = QemuSockets.connect(launch.agentSocket(), qemu.toHandle(), until);
-            Duration left = Duration.ofNanos(Math.max(until - System.nanoTime(), 1));
-            AgentConnection agent = AgentConnection.open(QemuSockets.input(channel), QemuSockets.output(channel), NAME,
-                    left);
-            return new HandBootedGuest(directory, qemu, killAtExit, agent);
-        } catch (IOException | RuntimeException e) {
-            kill(qemu, killAtExit, directory);
-            throw e;
+        // What the backend also does, and no more: QEMU 10's microvm resets about one boot in ten before the
+        // kernel starts (QEMU exits with 0), and may drop the agent's first connection (MicroVm#openAgent).
+        for (int attempt = 1; ; attempt++) {
+            Path directory = Files.createTempDirectory("s4jq");
+            // The bare mechanism runs QEMU as this user: no setpriv in front of the same command line.
+            QemuLaunch launch = new QemuLaunch(QEMU, guest, Accelerator.probeHost().accelerator(), MEMORY_MIB, CPUS,
+                    OVERLAY_MIB, PROCESSES, directory, Optional.empty(), false);
+            Files.createDirectory(launch.qemuDirectory());
+            Process qemu = new ProcessBuilder(launch.argv()).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Thread killAtExit = new Thread(qemu::destroyForcibly, NAME + " qemu killer");
+            Runtime.getRuntime().addShutdownHook(killAtExit);
+            try {
+                qemu.getOutputStream().close();
+                AgentConnection agent = MicroVm.openAgent(launch.agentSocket(), qemu.toHandle(), until, NAME);
+                return new HandBootedGuest(directory, qemu, killAtExit, agent);
+            } catch (IOException | RuntimeException e) {
+                boolean reset = !qemu.isAlive() && qemu.exitValue() == 0;
+                kill(qemu, killAtExit, directory);
+                if (!reset || attempt >= MicroVm.BOOT_ATTEMPTS) {
+                    throw e;
+                }
+            }
         }
     }
 

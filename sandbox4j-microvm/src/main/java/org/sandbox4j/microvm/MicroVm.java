@@ -41,7 +41,7 @@ final class MicroVm implements AutoCloseable {
     private static final int RESEED_BYTES = 64;
     private static final int PID_FILE_BYTES = 32;
     /** How many boots a guest that resets while booting gets. */
-    private static final int BOOT_ATTEMPTS = 3;
+    static final int BOOT_ATTEMPTS = 3;
     private static final System.Logger LOG = System.getLogger(MicroVm.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -257,7 +257,7 @@ final class MicroVm implements AutoCloseable {
      * is still bringing its virtio-serial device up (a reset, before the agent has read a byte): the
      * handshake is then made again on a new connection, until the deadline or QEMU's exit.
      */
-    private static AgentConnection openAgent(Path socket, ProcessHandle qemu, long until, String backendName)
+    static AgentConnection openAgent(Path socket, ProcessHandle qemu, long until, String backendName)
             throws IOException {
         while (true) {
             SocketChannel channel = QemuSockets.connect(socket, qemu, until);
