@@ -2,8 +2,6 @@ package org.sandbox4j.docker;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,7 +14,7 @@ import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.egress.HostResolver;
 import org.sandbox4j.testkit.tck.ConformanceTarget;
 import org.sandbox4j.testkit.tck.EgressFixture;
-import org.sandbox4j.testkit.tck.LoopbackHttpServer;
+import org.sandbox4j.testkit.tck.LoopbackEgressServers;
 
 /**
  * The TCK's view of {@link DockerBackend} on one engine and runtime: every {@link #newBackend()}
@@ -28,20 +26,12 @@ import org.sandbox4j.testkit.tck.LoopbackHttpServer;
  */
 final class DockerTarget implements ConformanceTarget, AutoCloseable {
 
-    static final String ALLOWED_HOST = "allowed.sandbox4j.test";
-    static final String UNLISTED_HOST = "unlisted.sandbox4j.test";
-    static final String INTERNAL_HOST = "internal.sandbox4j.test";
-    static final String METADATA_HOST = "metadata.sandbox4j.test";
-
     private final String host;
     private final String runtime;
     private final String backendName;
     private final Path egressRoot;
     private final List<DockerBackend> made = new ArrayList<>();
-    private final LoopbackHttpServer allowed = LoopbackHttpServer.start("allowed");
-    private final LoopbackHttpServer unlisted = LoopbackHttpServer.start("unlisted");
-    private final LoopbackHttpServer ipLiteral = LoopbackHttpServer.start("ip-literal");
-    private final LoopbackHttpServer internal = LoopbackHttpServer.start("internal");
+    private final LoopbackEgressServers servers = LoopbackEgressServers.start();
 
     DockerTarget(String host, String runtime, String backendName) {
         this.host = host;
@@ -86,11 +76,7 @@ final class DockerTarget implements ConformanceTarget, AutoCloseable {
 
     /** Names the test servers resolve to; nothing here reaches a DNS server or a private range. */
     static HostResolver resolver() {
-        return name -> switch (name) {
-            case UNLISTED_HOST, INTERNAL_HOST, "localhost" -> List.of(InetAddress.getByName("127.0.0.1"));
-            case METADATA_HOST -> List.of(InetAddress.getByName("169.254.169.254"));
-            default -> throw new java.net.UnknownHostException(name + " (the test resolver knows only its fixtures)");
-        };
+        return LoopbackEgressServers::resolve;
     }
 
     DockerBackend.Builder builder() {
@@ -107,11 +93,7 @@ final class DockerTarget implements ConformanceTarget, AutoCloseable {
 
     @Override
     public Optional<EgressFixture> egressFixture() {
-        return Optional.of(new EgressFixture(List.of(ALLOWED_HOST + ":" + allowed.port() + "=127.0.0.1"),
-                allowed.url(ALLOWED_HOST), unlisted.url(UNLISTED_HOST), ipLiteral.url(),
-                List.of(internal.url(INTERNAL_HOST), internal.url("localhost"),
-                        URI.create("http://" + METADATA_HOST + "/latest/meta-data/")),
-                Optional.of("curl"), LoopbackHttpServer.witness(List.of(allowed, unlisted, ipLiteral, internal))));
+        return Optional.of(servers.fixture(Optional.of("curl")));
     }
 
     /**
@@ -135,9 +117,7 @@ final class DockerTarget implements ConformanceTarget, AutoCloseable {
             backend.close();
         }
         made.clear();
-        for (LoopbackHttpServer server : List.of(allowed, unlisted, ipLiteral, internal)) {
-            server.close();
-        }
+        servers.close();
         try (Stream<Path> walk = Files.walk(egressRoot)) {
             walk.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
         } catch (IOException e) {

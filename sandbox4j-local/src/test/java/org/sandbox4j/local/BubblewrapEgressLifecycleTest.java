@@ -15,6 +15,7 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.egress.EgressProxy;
+import org.sandbox4j.testkit.tck.LoopbackEgressServers;
 import org.sandbox4j.testkit.tck.LoopbackHttpServer;
 
 /**
@@ -36,7 +37,7 @@ class BubblewrapEgressLifecycleTest {
         state = Files.createTempDirectory("s4je");
         allowed = LoopbackHttpServer.start("allowed");
         spec = SandboxSpec.builder("egress-life").egress(Egress.ALLOWLIST)
-                .egressAllow(List.of(BubblewrapTarget.ALLOWED_HOST + ":" + allowed.port() + "=127.0.0.1")).build();
+                .egressAllow(List.of(LoopbackEgressServers.ALLOWED_HOST + ":" + allowed.port() + "=127.0.0.1")).build();
     }
 
     @AfterEach
@@ -56,7 +57,7 @@ class BubblewrapEgressLifecycleTest {
 
     private String status(Sandbox sandbox) {
         return sandbox.exec(List.of("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
-                allowed.url(BubblewrapTarget.ALLOWED_HOST).toString()), spec.workDir(), BOUND).stdoutText().strip();
+                allowed.url(LoopbackEgressServers.ALLOWED_HOST).toString()), spec.workDir(), BOUND).stdoutText().strip();
     }
 
     @Test
@@ -65,13 +66,13 @@ class BubblewrapEgressLifecycleTest {
             Sandbox sandbox = backend.acquire(KEY, spec);
             assertThat(status(sandbox)).isEqualTo("200");
             ExecResult refused = sandbox.exec(List.of("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
-                    "http://" + BubblewrapTarget.UNLISTED_HOST + "/"), spec.workDir(), BOUND);
+                    "http://" + LoopbackEgressServers.UNLISTED_HOST + "/"), spec.workDir(), BOUND);
             assertThat(refused.stdoutText().strip()).isEqualTo("403");
             Path log = backend.egressAuditLog(sandbox).orElseThrow();
             List<String> lines = awaitLines(log, 2);
-            assertThat(lines).anySatisfy(line -> assertThat(line).contains("\"" + BubblewrapTarget.ALLOWED_HOST + "\"")
+            assertThat(lines).anySatisfy(line -> assertThat(line).contains("\"" + LoopbackEgressServers.ALLOWED_HOST + "\"")
                     .contains("ALLOWED"));
-            assertThat(lines).anySatisfy(line -> assertThat(line).contains("\"" + BubblewrapTarget.UNLISTED_HOST
+            assertThat(lines).anySatisfy(line -> assertThat(line).contains("\"" + LoopbackEgressServers.UNLISTED_HOST
                     + "\"").contains("REFUSED"));
             assertThat(log.startsWith(backend.stateDirectory())).isTrue();
             backend.disposeScope(KEY.scope(), KEY.threadId());

@@ -18,6 +18,7 @@ import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.egress.EgressProxy;
+import org.sandbox4j.testkit.tck.LoopbackEgressServers;
 import org.sandbox4j.testkit.tck.LoopbackHttpServer;
 
 /**
@@ -71,7 +72,7 @@ class JavaThroughTheProxyTest {
         }
         backend = builder.build();
         SandboxSpec spec = SandboxSpec.builder("java-e2e").egress(Egress.ALLOWLIST)
-                .egressAllow(List.of(BubblewrapTarget.ALLOWED_HOST + ":" + allowed.port() + "=127.0.0.1")).build();
+                .egressAllow(List.of(LoopbackEgressServers.ALLOWED_HOST + ":" + allowed.port() + "=127.0.0.1")).build();
         workDir = spec.workDir();
         sandbox = backend.acquire(new SandboxKey("e2e", "java", "agent"), spec);
         sandbox.writeFile("Fetch.java", FETCH, workDir);
@@ -88,12 +89,12 @@ class JavaThroughTheProxyTest {
 
     @Test
     void aJavaProgramReachesTheAllowedHostAndIsRefusedTheUnlistedOne() {
-        ExecResult reached = fetch(allowed.url(BubblewrapTarget.ALLOWED_HOST).toString(), Map.of());
+        ExecResult reached = fetch(allowed.url(LoopbackEgressServers.ALLOWED_HOST).toString(), Map.of());
         assertThat(reached.stdoutText()).as("the Java program's view of the allowed host; stderr: %s",
                 reached.stderrText()).contains("status=200", allowed.body().strip());
         assertThat(allowed.requests()).as("requests the allowed server saw").isEqualTo(1);
 
-        ExecResult refused = fetch(unlisted.url(BubblewrapTarget.UNLISTED_HOST).toString(), Map.of());
+        ExecResult refused = fetch(unlisted.url(LoopbackEgressServers.UNLISTED_HOST).toString(), Map.of());
         assertThat(refused.stdoutText()).as("the Java program's view of the unlisted host; stderr: %s",
                 refused.stderrText()).contains("status=403").doesNotContain(unlisted.body().strip());
         assertThat(unlisted.requests()).as("requests the unlisted server saw").isZero();
@@ -102,7 +103,7 @@ class JavaThroughTheProxyTest {
     @Test
     void withoutJavaToolOptionsTheSameProgramReachesNothing() {
         // The control: the proxy variables alone do not move the JVM, so JAVA_TOOL_OPTIONS is what made it work.
-        ExecResult direct = fetch(allowed.url(BubblewrapTarget.ALLOWED_HOST).toString(),
+        ExecResult direct = fetch(allowed.url(LoopbackEgressServers.ALLOWED_HOST).toString(),
                 Map.of("JAVA_TOOL_OPTIONS", ""));
         assertThat(direct.stdoutText()).as("stderr: %s", direct.stderrText()).contains("failed=")
                 .doesNotContain("status=");
