@@ -31,6 +31,7 @@ import org.sandbox4j.core.SandboxEgressNotEnforced;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.spi.TreeRemoval;
 
 /** What the TCK does not cover: the guest's own kernel, the accelerator, dead and orphaned guests, boot failure. */
@@ -280,5 +281,61 @@ class MicroVmBackendTest {
         Optional<ProcessHandle> qemu = MicroVm.recordedProcess(directories.get(0));
         assertThat(qemu).isPresent();
         return qemu.get();
+    }
+
+    /*
+     * The guest agent keeps empty per-exec cgroups for later execs instead of making and removing one
+     * per command: a kept cgroup must never be one another exec's leftovers still live in, so that
+     * killing a command's tree kills nothing of any other command, and kept ones must not pile up.
+     */
+    private static String cgroupOf(Sandbox sandbox) {
+        ExecResult result = run(sandbox, "cat /proc/self/cgroup");
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        return result.stdoutText().strip();
+    }
+
+    @Test
+    void aCgroupWithALeftoverIsNeverGivenToTheNextCommand() {
+        Sandbox sandbox = backend.acquire(key("cgroup-leftover"),
+                SandboxSpec.builder("python").build());
+        ExecResult leaving = run(sandbox, "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!; cat /proc/self/cgroup");
+        assertThat(leaving.exitCode()).as(leaving.stderrText()).isZero();
+        String leftoverPid = leaving.stdoutText().lines().findFirst().orElseThrow();
+        String leftCgroup = leaving.stdoutText().lines().skip(1).findFirst().orElseThrow();
+
+        // Every later command runs elsewhere, and killing one (its timeout) leaves the leftover alive.
+        for (int i = 0; i < 3; i++) {
+            assertThat(cgroupOf(sandbox)).isNotEqualTo(leftCgroup);
+        }
+        assertThatThrownBy(() -> sandbox.exec(Command.shell("sleep 300"),
+                ExecOptions.in(SandboxSpec.DEFAULT_WORK_DIR, Duration.ofSeconds(2))))
+                .isInstanceOf(SandboxTimeoutException.class);
+        ExecResult alive = run(sandbox, "kill -0 " + leftoverPid + " && grep -qx '" + leftCgroup
+                + "' /proc/" + leftoverPid + "/cgroup");
+        assertThat(alive.exitCode()).as("the leftover still runs in its own cgroup: " + alive.stderrText()).isZero();
+
+        // Once the leftover is gone, its cgroup goes at a later command's end.
+        String leftDirectory = "/sys/fs/cgroup" + leftCgroup.substring(leftCgroup.indexOf("::") + 2);
+        ExecResult ended = run(sandbox, "kill " + leftoverPid + "; while kill -0 " + leftoverPid
+                + " 2>/dev/null; do sleep 0.1; done");
+        assertThat(ended.exitCode()).as(ended.stderrText()).isZero();
+        cgroupOf(sandbox);
+        ExecResult removed = run(sandbox, "test ! -e " + leftDirectory);
+        assertThat(removed.exitCode()).as(leftDirectory + " is removed").isZero();
+    }
+
+    @Test
+    void keptCgroupsDoNotPileUp() {
+        Sandbox sandbox = backend.acquire(key("cgroup-many"),
+                SandboxSpec.builder("python").build());
+        String first = cgroupOf(sandbox);
+        for (int i = 0; i < 20; i++) {
+            cgroupOf(sandbox);
+        }
+        // The per-exec cgroups sit side by side under the agent's own: count them after 21 commands.
+        String parent = "/sys/fs/cgroup" + first.substring(first.indexOf("::") + 2, first.lastIndexOf('/'));
+        ExecResult listed = run(sandbox, "find " + parent + " -mindepth 1 -maxdepth 1 -type d | wc -l");
+        assertThat(listed.exitCode()).as(listed.stderrText()).isZero();
+        assertThat(Integer.parseInt(listed.stdoutText().strip())).isBetween(1, 5);
     }
 }
