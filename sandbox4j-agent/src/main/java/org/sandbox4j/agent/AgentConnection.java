@@ -25,6 +25,7 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestText;
 
 /**
  * One session with a guest agent ({@code s4j-agent}, protocol version 1, see {@code PROTOCOL.md})
@@ -206,6 +207,35 @@ public final class AgentConnection implements AutoCloseable {
         }
         done(request(AgentProtocol.SET_CLOCK, Payload.create().u64(now.getEpochSecond()).u32(now.getNano()).build(),
                 REQUEST_DEADLINE, "set the clock"), "set the guest's clock");
+    }
+
+    /**
+     * Arms or renews the guest's lease ({@code SET_LEASE}): unless this is sent again within
+     * {@code lease}, the agent ends every command and powers the guest off (a resident agent exits),
+     * whatever became of the host, so a guest whose host vanished ends itself. A new session does
+     * not end a lease; {@link Duration#ZERO} does. Counted in whole seconds, rounded up.
+     *
+     * @param lease zero, or 1 s to 366 days
+     * @return what was left of the lease it replaces; zero when none was armed
+     * @throws SandboxException the agent predates leases ({@link AgentHello#lease()} is false)
+     */
+    public Duration setLease(Duration lease) {
+        long seconds = lease.isZero() ? 0 : lease.plusNanos(999_999_999).getSeconds();
+        if (lease.isNegative() || seconds > AgentProtocol.LEASE_MAX_SECONDS) {
+            throw new IllegalArgumentException("a guest's lease is 0 (none) to " + AgentProtocol.LEASE_MAX_SECONDS
+                    + " s, not " + lease);
+        }
+        AgentHello said = hello();
+        if (said == null || !said.lease()) {
+            throw new SandboxException("backend '" + backendName + "': the guest agent ("
+                    + (said == null ? "no handshake" : GuestText.quote(said.agent())) + ") predates leases "
+                    + "(SET_LEASE): rebuild the guest with sandbox4j-microvm/src/main/guest/build-guest.sh");
+        }
+        // An answer later than the lease is of no use: the guest has powered off by then.
+        Duration wait = seconds == 0 || lease.compareTo(REQUEST_DEADLINE) > 0 ? REQUEST_DEADLINE : lease;
+        long left = done(request(AgentProtocol.SET_LEASE, Payload.create().u32(seconds).build(), wait, "set the lease"),
+                "set the guest's lease");
+        return Duration.ofSeconds(left);
     }
 
     /**
