@@ -48,6 +48,8 @@ public final class AgentConnection implements AutoCloseable {
     public static final Duration HELLO_RESEND = Duration.ofMillis(500);
     /** How long a request other than an exec may wait for its answer. */
     public static final Duration REQUEST_DEADLINE = Duration.ofSeconds(30);
+    /** The longest lease {@link #setLease} arms. */
+    public static final Duration MAX_LEASE = Duration.ofSeconds(AgentProtocol.LEASE_MAX_SECONDS);
     /** How long a write may wait behind another before the agent is taken to have stopped reading. */
     static final Duration SEND_WAIT = Duration.ofSeconds(10);
     /** What a one-answer request may have waiting: one frame and change. */
@@ -221,9 +223,9 @@ public final class AgentConnection implements AutoCloseable {
      */
     public Duration setLease(Duration lease) {
         long seconds = lease.isZero() ? 0 : lease.plusNanos(999_999_999).getSeconds();
-        if (lease.isNegative() || seconds > AgentProtocol.LEASE_MAX_SECONDS) {
-            throw new IllegalArgumentException("a guest's lease is 0 (none) to " + AgentProtocol.LEASE_MAX_SECONDS
-                    + " s, not " + lease);
+        if (lease.isNegative() || seconds > MAX_LEASE.toSeconds()) {
+            throw new IllegalArgumentException("a guest's lease is 0 (none) to " + MAX_LEASE.toSeconds() + " s, not "
+                    + lease);
         }
         AgentHello said = hello();
         if (said == null || !said.lease()) {
