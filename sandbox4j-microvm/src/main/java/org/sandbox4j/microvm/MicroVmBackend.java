@@ -722,6 +722,11 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
         }
     }
 
+    /** The guest this JVM is connected to in {@code directory} (for tests). */
+    static Optional<MicroVm> connected(Path directory) {
+        return Optional.ofNullable(CONNECTED.get(directory));
+    }
+
     /** Stops renewing what this instance holds, as a crashed owner would (for tests). */
     void stopRenewing() {
         renewer.shutdownNow();
