@@ -135,10 +135,11 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
     private static final Map<Path, MicroVm> CONNECTED = new ConcurrentHashMap<>();
     /** One template at a time per snapshot file in this JVM; other processes may make the same one, harmlessly. */
     private static final KeyedLocks<Path> MAKING = new KeyedLocks<>();
-    /** One change at a time to a guest's record in this JVM (a renewal, an acquire, a claim). */
-    private static final KeyedLocks<Path> RECORD_WRITES = new KeyedLocks<>();
-    /** The guest directories being removed in this JVM: two reapers never remove one at once. */
-    private static final Set<Path> REMOVING = ConcurrentHashMap.newKeySet();
+    /**
+     * One change at a time to a guest directory in this JVM: a renewal, an acquire or a claim of its
+     * record, or its removal (so a renewal never writes into a directory being removed).
+     */
+    private static final KeyedLocks<Path> DIRECTORY_CHANGES = new KeyedLocks<>();
     /** A lease is renewed this many times within its length: two renewals may fail before it runs out. */
     private static final int RENEWALS_PER_LEASE = 3;
 
@@ -166,7 +167,7 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
     private volatile Optional<String> coldBootReason = Optional.empty();
     /** Why a snapshot could not be made, by its file: this instance does not try that one again. */
     private final Map<Path, String> snapshotFailures = new ConcurrentHashMap<>();
-    /** The directories of the guests (and snapshot templates) this instance owns: it renews them, and ends them on close. */
+    /** The directories of the guests (and snapshot templates) this instance owns: renewed, and ended on close. */
     private final Set<Path> held = ConcurrentHashMap.newKeySet();
     /** The one thread that renews the leases of what this instance holds. */
     private final ScheduledExecutorService renewer;
@@ -176,6 +177,8 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
     /** Why guests are not bounded by a lease in themselves (their agent predates leases); empty while they are. */
     private volatile Optional<String> unleased = Optional.empty();
     private volatile Accelerator.Choice accelerator;
+    /** Once closed, a restore that fails was cut short by the close: its snapshot is kept. */
+    private volatile boolean closed;
 
     private MicroVmBackend(Builder builder) {
         this.name = builder.name;
@@ -260,13 +263,17 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
     }
 
     private String leaseLine() {
-        return "lease: " + lease.toSeconds() + " s, renewed every " + renewalPeriod().toMillis() + " ms while this "
-                + "process lives" + unleased.map(why -> "; guests do not end themselves when it runs out: " + why)
+        return "lease: " + describe(lease) + ", renewed every " + describe(renewalPeriod()) + " while this process "
+                + "lives" + unleased.map(why -> "; guests do not end themselves when it runs out: " + why)
                 .orElse("; a guest not renewed within it powers itself off");
     }
 
     private Duration renewalPeriod() {
         return lease.dividedBy(RENEWALS_PER_LEASE);
+    }
+
+    private static String describe(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
     }
 
     private String fastAcquire() {
@@ -529,6 +536,9 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
             restores.incrementAndGet();
             return Optional.of(vm);
         } catch (SandboxException e) {
+            if (closed) {
+                return Optional.empty();
+            }
             // A snapshot that does not restore is replaced: the next acquire makes it again.
             store.discard(snapshot);
             coldBoot("restoring " + snapshot.state() + " failed (" + ErrorDetail.of(e) + "); it was removed");
@@ -661,6 +671,7 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
      */
     @Override
     public void close() {
+        closed = true;
         renewer.shutdownNow();
         pool.ifPresent(WarmPool::close);
         List.copyOf(held).forEach(this::remove);
@@ -741,7 +752,7 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
      */
     private static Optional<SandboxRecord> updateRecord(Path directory,
             Function<SandboxRecord, Optional<SandboxRecord>> change) {
-        return RECORD_WRITES.withLock(directory, () -> {
+        return DIRECTORY_CHANGES.withLock(directory, () -> {
             Optional<SandboxRecord> changed = SandboxRecord.readFrom(directory).flatMap(change);
             if (changed.isPresent()) {
                 try {
@@ -797,25 +808,19 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
         }
     }
 
-    /**
-     * Kills the guest (here or as its pid file names it) and removes its directory; when another
-     * thread of this JVM is removing it already, leaves that to it.
-     */
+    /** Kills the guest (here or as its pid file names it) and removes its directory; gone already is done. */
     private void remove(Path directory) {
         held.remove(directory);
-        if (!REMOVING.add(directory)) {
-            return;
-        }
-        try {
+        DIRECTORY_CHANGES.withLock(directory, () -> {
             forget(directory);
             MicroVm.killRecorded(directory);
-            TreeRemoval.remove(directory, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not remove " + directory + ": "
-                    + ErrorDetail.of(e));
-        } finally {
-            REMOVING.remove(directory);
-        }
+            try {
+                TreeRemoval.remove(directory, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not remove " + directory
+                        + ": " + ErrorDetail.of(e));
+            }
+        });
     }
 
     private static byte[] randomBytes() {
@@ -970,6 +975,14 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
             return this;
         }
 
+        /**
+         * The backend: it checks the guest and the state root, ends what owners left there (guests
+         * whose owner died or whose lease ran out) and starts renewing leases.
+         *
+         * @throws IllegalArgumentException no guest is named or installed, a setting contradicts another
+         *                                  (a warm pool without snapshots, an overlay beyond the memory),
+         *                                  or the state root is unusable; the message names the fix
+         */
         public MicroVmBackend build() {
             if (guest == null) {
                 guest = GuestImage.installed().orElseThrow(() -> new IllegalArgumentException("backend '" + name

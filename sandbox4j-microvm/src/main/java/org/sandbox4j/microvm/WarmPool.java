@@ -16,7 +16,8 @@ import org.sandbox4j.core.spi.ErrorDetail;
  * Idle guests restored ahead of need, up to {@code size} for each launch in use, so that an acquire
  * claims one instead of waiting for a restore. Guests of one backend differ in their launch only by
  * the egress port, so the pool keeps them by that. One daemon thread refills it, started by the
- * first claim: a restore never runs on a caller's path. A launch whose idle guests cannot be made is
+ * first claim: a restore never runs on a caller's path, and one the refill made after {@link #close()}
+ * is ended at once. A launch whose idle guests cannot be made is
  * tried again after {@link #RETRY}.
  */
 final class WarmPool implements AutoCloseable {
@@ -25,6 +26,7 @@ final class WarmPool implements AutoCloseable {
     static final int MAX_SIZE = 16;
     /** How long a launch whose idle guest could not be made waits before the next try. */
     static final Duration RETRY = Duration.ofSeconds(10);
+    /** How long {@link #close()} waits for a restore under way; the backend's close then ends what is left. */
     private static final Duration STOP_WAIT = Duration.ofSeconds(30);
     private static final System.Logger LOG = System.getLogger(WarmPool.class.getName());
 
@@ -157,7 +159,10 @@ final class WarmPool implements AutoCloseable {
                 .min().orElse(0);
     }
 
-    /** Stops refilling (a restore under way is interrupted) and ends every idle guest. */
+    /**
+     * Stops refilling and ends every idle guest. A restore under way is waited for (it takes well
+     * under a second), not interrupted: a restore that fails discards its snapshot.
+     */
     @Override
     public void close() {
         Thread stopping;
@@ -170,7 +175,6 @@ final class WarmPool implements AutoCloseable {
             notifyAll();
         }
         if (stopping != null) {
-            stopping.interrupt();
             try {
                 stopping.join(STOP_WAIT.toMillis());
             } catch (InterruptedException e) {
