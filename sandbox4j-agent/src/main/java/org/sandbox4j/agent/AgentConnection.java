@@ -18,7 +18,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
@@ -62,7 +61,7 @@ public final class AgentConnection implements AutoCloseable {
     private final OutputStream out;
     private final String backendName;
     private final FrameStream frames;
-    private final ReentrantLock writeLock = new ReentrantLock();
+    private final WriteLock writeLock = new WriteLock(SEND_WAIT);
     private final Map<Integer, PendingCall> calls = new ConcurrentHashMap<>();
     private final AtomicInteger nextId;
     private final int helloId;
@@ -336,7 +335,7 @@ public final class AgentConnection implements AutoCloseable {
             throw failure();
         }
         byte[] frame = FrameStream.encode(type, id, payload);
-        if (!lockForWriting()) {
+        if (!writeLock.tryLock()) {
             throw broken(new AgentConnectionFailed("backend '" + backendName + "': a write to the guest agent waited "
                     + SEND_WAIT.toSeconds() + " s behind another that did not finish: the agent stopped reading"));
         }
@@ -348,24 +347,6 @@ public final class AgentConnection implements AutoCloseable {
                     + ErrorDetail.of(e) + "): it exited or its stream closed", e));
         } finally {
             writeLock.unlock();
-        }
-    }
-
-    private boolean lockForWriting() {
-        long deadline = System.nanoTime() + SEND_WAIT.toNanos();
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return writeLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 
