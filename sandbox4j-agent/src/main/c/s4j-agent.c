@@ -42,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AGENT_NAME "s4j-agent 1.0"
+#define AGENT_NAME "s4j-agent 1.1"
 #define PROTO_VERSION 1
 #define MAGIC 0x5334
 #define HEADER_LEN 8 /* magic, version, type, id: what frame_length counts besides the payload */
@@ -62,6 +62,8 @@
 #define NONCE_MAX 64
 #define PING_MAX 256
 #define RESEED_MAX 4096
+#define LEASE_MAX_SECONDS (366u * 24 * 3600)
+#define LEASE_POLL_MAX_MS 60000 /* a far lease is looked at again within a minute: poll takes an int */
 #define MESSAGE_MAX 256
 #define LIST_BATCH (60 * 1024)
 #define TREE_DEPTH_MAX 256
@@ -85,7 +87,7 @@
 #define EGRESS_DEFAULT_LISTEN "127.0.0.1:3128"
 
 enum type {
-    T_HELLO = 0x01, T_PING = 0x02, T_RESEED = 0x03, T_SHUTDOWN = 0x04, T_SET_CLOCK = 0x05,
+    T_HELLO = 0x01, T_PING = 0x02, T_RESEED = 0x03, T_SHUTDOWN = 0x04, T_SET_CLOCK = 0x05, T_SET_LEASE = 0x06,
     T_EXEC = 0x10, T_STDIN = 0x11, T_STDIN_CLOSE = 0x12, T_SIGNAL = 0x13, T_KILL = 0x14, T_OUTPUT_ACK = 0x15,
     T_LSTAT = 0x20, T_READ = 0x21, T_WRITE_OPEN = 0x22, T_WRITE_DATA = 0x23, T_WRITE_COMMIT = 0x24,
     T_WRITE_ABORT = 0x25, T_LIST = 0x26, T_MKDIR = 0x27, T_UNLINK = 0x28, T_RMDIR = 0x29, T_REMOVE_TREE = 0x2A,
@@ -106,6 +108,7 @@ enum egress_type { ET_HELLO = 1, ET_OPEN = 2, ET_DATA = 3, ET_EOF = 4, ET_CLOSE 
 enum launch { LAUNCH_RAN = 0, LAUNCH_NOT_FOUND = 1, LAUNCH_NOT_EXECUTABLE = 2 };
 enum stage { STAGE_CHDIR = 1, STAGE_EXEC = 2, STAGE_CREDENTIALS = 3 };
 enum exec_flag { EXEC_STDIN = 1, EXEC_AS_AGENT = 2 };
+enum hello_flag { HELLO_PID1 = 1, HELLO_CGROUP_KILL = 2, HELLO_LEASE = 4 };
 
 /* ---------- state ---------- */
 
@@ -160,6 +163,7 @@ static int port_down;         /* virtio port: host side closed, retry later */
 static int port_async;        /* SIGIO armed on the port: the kernel signals the host's return */
 static long long port_down_since;
 static int desync;            /* after a framing error: skip bytes until a HELLO header */
+static long long lease_deadline = -1; /* monotonic ms at which an unrenewed lease powers off; -1: none armed */
 static char cgroup_base[256]; /* where per-exec cgroups go; empty when unavailable */
 static long run_uid = -1, run_gid = -1; /* --user: commands and file primitives act as this user */
 static long pids_max = -1;    /* --pids-max: the most tasks every exec together may run */
@@ -194,11 +198,18 @@ static void logf_(const char *fmt, ...) {
     va_end(ap);
 }
 
+static long long monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* ---------- writing frames ---------- */
 
 static void end_session(void);
 static void mark_port_down(void);
 static void egress_exited(int status);
+static void lease_check(void);
 
 static int write_all(int fd, const void *data, size_t len) {
     const uint8_t *p = data;
@@ -209,6 +220,7 @@ static int write_all(int fd, const void *data, size_t len) {
             if (errno == EAGAIN) {
                 struct pollfd pfd = {.fd = fd, .events = POLLOUT};
                 poll(&pfd, 1, 1000);
+                lease_check(); /* a host that stopped reading renews nothing either */
                 continue;
             }
             return -1;
@@ -243,6 +255,7 @@ static void send_frame(uint8_t type, uint32_t id, const uint8_t *payload, size_t
             if (errno == EAGAIN) {
                 struct pollfd pfd = {.fd = out_fd, .events = POLLOUT};
                 poll(&pfd, 1, 1000);
+                lease_check();
                 continue;
             }
             logf_("write to host failed: %s", strerror(errno));
@@ -1162,7 +1175,7 @@ static void do_hello(uint32_t id, struct rd *r) {
     r_u16(PROTO_VERSION);
     r_bytes(nonce, nonce_len);
     r_u32(MAX_PAYLOAD);
-    r_u32((pid1 ? 1u : 0u) | (cgroup_base[0] ? 2u : 0u));
+    r_u32((pid1 ? HELLO_PID1 : 0u) | (cgroup_base[0] ? HELLO_CGROUP_KILL : 0u) | HELLO_LEASE);
     r_bytes(AGENT_NAME, strlen(AGENT_NAME));
     r_bytes(u.release, strlen(u.release));
     session = 1;
@@ -1210,14 +1223,51 @@ static void do_set_clock(uint32_t id, struct rd *r) {
     send_done(id, 0, 0);
 }
 
-static void do_shutdown(uint32_t id) {
-    end_session();
-    sync();
-    send_done(id, 0, 0);
+/* Ends the guest: powered off as PID 1, so its QEMU exits; otherwise the agent exits. */
+static void power_off(void) __attribute__((noreturn));
+static void power_off(void) {
     if (!pid1) exit(0);
     reboot(RB_POWER_OFF);
     reboot(RB_AUTOBOOT); /* QEMU with -no-reboot exits on a reboot as well */
     exit(0);
+}
+
+static void do_shutdown(uint32_t id) {
+    end_session();
+    sync();
+    send_done(id, 0, 0);
+    power_off();
+}
+
+/* The host vouches for the guest for `seconds` more (0: no longer bounded). Not tied to a session: a host that
+   vanished renews nothing, and the guest ends itself (lease_check). Answers what was left of the previous lease. */
+static void do_set_lease(uint32_t id, struct rd *r) {
+    uint32_t seconds = g_u32(r);
+    if (r->bad || seconds > LEASE_MAX_SECONDS) {
+        send_error(id, E_BAD_REQUEST, 0, "SET_LEASE needs u32 seconds, 0..%u", LEASE_MAX_SECONDS);
+        return;
+    }
+    long long now = monotonic_ms();
+    uint64_t left = lease_deadline > now ? (uint64_t) (lease_deadline - now + 999) / 1000 : 0;
+    lease_deadline = seconds ? now + (long long) seconds * 1000 : -1;
+    send_done(id, left, 0);
+}
+
+/* How long poll may sleep before the lease runs out, within `timeout` (-1: no other deadline). */
+static int lease_poll_timeout(int timeout) {
+    if (lease_deadline < 0) return timeout;
+    long long left = lease_deadline - monotonic_ms();
+    int wait = left < 0 ? 0 : left > LEASE_POLL_MAX_MS ? LEASE_POLL_MAX_MS : (int) left;
+    return timeout < 0 || wait < timeout ? wait : timeout;
+}
+
+/* A lease nobody renewed: whatever the host's fate, the guest does not outlive it. */
+static void lease_check(void) {
+    if (lease_deadline < 0 || monotonic_ms() < lease_deadline) return;
+    logf_("the host did not renew the lease: powering off");
+    end_session();
+    sync();
+    power_off();
 }
 
 static void dispatch_as(uint8_t type, uint32_t id, struct rd *r);
@@ -1249,6 +1299,7 @@ static void dispatch_as(uint8_t type, uint32_t id, struct rd *rp) {
     case T_RESEED: do_reseed(id, &r); return;
     case T_SHUTDOWN: do_shutdown(id); return;
     case T_SET_CLOCK: do_set_clock(id, &r); return;
+    case T_SET_LEASE: do_set_lease(id, &r); return;
     case T_EXEC: do_exec(id, &r); return;
     case T_STDIN: do_stdin(id, &r); return;
     case T_STDIN_CLOSE: {
@@ -1311,12 +1362,6 @@ static void process_input(void) {
     }
     memmove(in_buf, in_buf + pos, in_len - pos);
     in_len -= pos;
-}
-
-static long long monotonic_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* A virtio port whose host side is closed reads EOF and polls HUP at once: look again every 50 ms. */
@@ -1998,8 +2043,9 @@ int main(int argc, char **argv) {
         /* an exited exec waits only for the host's credit, which arrives on the port: no timeout needed */
         int timeout = egress_poll_timeout();
         if (port_down && (timeout < 0 || timeout > RECONNECT_POLL_MS)) timeout = RECONNECT_POLL_MS;
-        int ready = poll(pfds, (nfds_t) n, timeout);
+        int ready = poll(pfds, (nfds_t) n, lease_poll_timeout(timeout));
         if (ready < 0 && errno != EINTR) { logf_("poll: %s", strerror(errno)); sleep(1); }
+        lease_check();
         if (port_down && monotonic_ms() - port_down_since >= RECONNECT_POLL_MS) port_down = 0; /* try again */
         if (sig_fd >= 0 && (pfds[0].revents & POLLIN)) {
             struct signalfd_siginfo info;

@@ -18,13 +18,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestText;
 
 /**
  * One session with a guest agent ({@code s4j-agent}, protocol version 1, see {@code PROTOCOL.md})
@@ -47,6 +47,8 @@ public final class AgentConnection implements AutoCloseable {
     public static final Duration HELLO_RESEND = Duration.ofMillis(500);
     /** How long a request other than an exec may wait for its answer. */
     public static final Duration REQUEST_DEADLINE = Duration.ofSeconds(30);
+    /** The longest lease {@link #setLease} arms. */
+    public static final Duration MAX_LEASE = Duration.ofSeconds(AgentProtocol.LEASE_MAX_SECONDS);
     /** How long a write may wait behind another before the agent is taken to have stopped reading. */
     static final Duration SEND_WAIT = Duration.ofSeconds(10);
     /** What a one-answer request may have waiting: one frame and change. */
@@ -59,7 +61,7 @@ public final class AgentConnection implements AutoCloseable {
     private final OutputStream out;
     private final String backendName;
     private final FrameStream frames;
-    private final ReentrantLock writeLock = new ReentrantLock();
+    private final WriteLock writeLock = new WriteLock(SEND_WAIT);
     private final Map<Integer, PendingCall> calls = new ConcurrentHashMap<>();
     private final AtomicInteger nextId;
     private final int helloId;
@@ -209,6 +211,35 @@ public final class AgentConnection implements AutoCloseable {
     }
 
     /**
+     * Arms or renews the guest's lease ({@code SET_LEASE}): unless this is sent again within
+     * {@code lease}, the agent ends every command and powers the guest off (a resident agent exits),
+     * whatever became of the host, so a guest whose host vanished ends itself. A new session does
+     * not end a lease; {@link Duration#ZERO} does. Counted in whole seconds, rounded up.
+     *
+     * @param lease zero, or 1 s to 366 days
+     * @return what was left of the lease it replaces; zero when none was armed
+     * @throws SandboxException the agent predates leases ({@link AgentHello#lease()} is false)
+     */
+    public Duration setLease(Duration lease) {
+        long seconds = lease.isZero() ? 0 : lease.plusNanos(999_999_999).getSeconds();
+        if (lease.isNegative() || seconds > MAX_LEASE.toSeconds()) {
+            throw new IllegalArgumentException("a guest's lease is 0 (none) to " + MAX_LEASE.toSeconds() + " s, not "
+                    + lease);
+        }
+        AgentHello said = hello();
+        if (said == null || !said.lease()) {
+            throw new SandboxException("backend '" + backendName + "': the guest agent ("
+                    + (said == null ? "no handshake" : GuestText.quote(said.agent())) + ") predates leases "
+                    + "(SET_LEASE): rebuild the guest with sandbox4j-microvm/src/main/guest/build-guest.sh");
+        }
+        // An answer later than the lease is of no use: the guest has powered off by then.
+        Duration wait = seconds == 0 || lease.compareTo(REQUEST_DEADLINE) > 0 ? REQUEST_DEADLINE : lease;
+        long left = done(request(AgentProtocol.SET_LEASE, Payload.create().u32(seconds).build(), wait, "set the lease"),
+                "set the guest's lease");
+        return Duration.ofSeconds(left);
+    }
+
+    /**
      * Asks the agent to kill every command and power the guest off (a resident agent exits). The
      * stream ends afterwards, and this connection with it.
      */
@@ -304,7 +335,7 @@ public final class AgentConnection implements AutoCloseable {
             throw failure();
         }
         byte[] frame = FrameStream.encode(type, id, payload);
-        if (!lockForWriting()) {
+        if (!writeLock.tryLock()) {
             throw broken(new AgentConnectionFailed("backend '" + backendName + "': a write to the guest agent waited "
                     + SEND_WAIT.toSeconds() + " s behind another that did not finish: the agent stopped reading"));
         }
@@ -316,24 +347,6 @@ public final class AgentConnection implements AutoCloseable {
                     + ErrorDetail.of(e) + "): it exited or its stream closed", e));
         } finally {
             writeLock.unlock();
-        }
-    }
-
-    private boolean lockForWriting() {
-        long deadline = System.nanoTime() + SEND_WAIT.toNanos();
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return writeLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 

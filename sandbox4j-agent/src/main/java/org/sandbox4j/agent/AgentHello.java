@@ -12,10 +12,12 @@ import java.util.Optional;
  * @param pid1          whether it runs as the guest's PID 1 (in a microVM)
  * @param cgroupKill    whether it kills a command's whole tree through {@code cgroup.kill}
  *                      (otherwise through the command's process group only)
- * @param agent         its name and version, e.g. {@code "s4j-agent 1.0"}: guest text
+ * @param lease         whether it honours {@code SET_LEASE} (agent 1.1 and later): see
+ *                      {@link AgentConnection#setLease}
+ * @param agent         its name and version, e.g. {@code "s4j-agent 1.1"}: guest text
  * @param kernelRelease the guest kernel's release: guest text
  */
-public record AgentHello(int version, int maxPayload, boolean pid1, boolean cgroupKill, String agent,
+public record AgentHello(int version, int maxPayload, boolean pid1, boolean cgroupKill, boolean lease, String agent,
         String kernelRelease) {
 
     private static final int MAX_DESCRIPTION_BYTES = 256;
@@ -50,6 +52,6 @@ public record AgentHello(int version, int maxPayload, boolean pid1, boolean cgro
         String agent = reader.text(MAX_DESCRIPTION_BYTES, "the agent's name");
         String kernel = reader.text(MAX_DESCRIPTION_BYTES, "the kernel release");
         return Optional.of(new AgentHello(version, maxPayload, (flags & AgentProtocol.FLAG_PID1) != 0,
-                (flags & AgentProtocol.FLAG_CGROUP_KILL) != 0, agent, kernel));
+                (flags & AgentProtocol.FLAG_CGROUP_KILL) != 0, (flags & AgentProtocol.FLAG_LEASE) != 0, agent, kernel));
     }
 }

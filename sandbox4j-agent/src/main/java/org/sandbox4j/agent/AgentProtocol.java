@@ -20,6 +20,8 @@ final class AgentProtocol {
     static final int NONCE_BYTES = 32;
     static final int PING_MAX = 256;
     static final int RESEED_MAX = 4096;
+    /** The longest lease the agent arms (366 days). */
+    static final long LEASE_MAX_SECONDS = 366L * 24 * 3600;
     static final int MAX_PATH_BYTES = 4096;
     /** Longest text field the host decodes from the agent (names, messages, link targets). */
     static final int MAX_TEXT_BYTES = 4096;
@@ -39,6 +41,8 @@ final class AgentProtocol {
     static final int RESEED = 0x03;
     static final int SHUTDOWN = 0x04;
     static final int SET_CLOCK = 0x05;
+    /** Since agent 1.1 (HELLO_OK flag {@link #FLAG_LEASE}). */
+    static final int SET_LEASE = 0x06;
     static final int EXEC = 0x10;
     static final int STDIN = 0x11;
     static final int STDIN_CLOSE = 0x12;
@@ -96,6 +100,8 @@ final class AgentProtocol {
     // HELLO_OK flags
     static final int FLAG_PID1 = 1;
     static final int FLAG_CGROUP_KILL = 2;
+    /** The agent honours {@code SET_LEASE}. */
+    static final int FLAG_LEASE = 4;
 
     private AgentProtocol() {
     }

@@ -20,9 +20,9 @@ record EgressFrame(long stream, int type, byte[] payload) {
                     + " bytes, not " + length);
         }
         byte[] frame = new byte[EgressProtocol.HEADER_BYTES + length];
-        putU32(frame, 0, stream);
+        BigEndian.putU32(frame, 0, stream);
         frame[4] = (byte) type;
-        putU32(frame, 5, length);
+        BigEndian.putU32(frame, 5, length);
         System.arraycopy(payload, offset, frame, EgressProtocol.HEADER_BYTES, length);
         return frame;
     }
@@ -34,33 +34,16 @@ record EgressFrame(long stream, int type, byte[] payload) {
     /** A HELLO payload: magic, version, nonce. */
     static byte[] hello(int version, int nonce) {
         byte[] payload = new byte[EgressProtocol.HELLO_BYTES];
-        putU32(payload, 0, EgressProtocol.MAGIC);
-        payload[4] = (byte) (version >>> 8);
-        payload[5] = (byte) version;
-        putU32(payload, 6, nonce);
+        BigEndian.putU32(payload, 0, EgressProtocol.MAGIC);
+        BigEndian.putU16(payload, 4, version);
+        BigEndian.putU32(payload, 6, nonce);
         return payload;
     }
 
     static byte[] credit(int bytes) {
         byte[] payload = new byte[EgressProtocol.CREDIT_BYTES];
-        putU32(payload, 0, bytes);
+        BigEndian.putU32(payload, 0, bytes);
         return payload;
-    }
-
-    static long u32(byte[] bytes, int at) {
-        return ((long) (bytes[at] & 0xff) << 24) | ((bytes[at + 1] & 0xff) << 16) | ((bytes[at + 2] & 0xff) << 8)
-                | (bytes[at + 3] & 0xff);
-    }
-
-    static int u16(byte[] bytes, int at) {
-        return ((bytes[at] & 0xff) << 8) | (bytes[at + 1] & 0xff);
-    }
-
-    private static void putU32(byte[] bytes, int at, long value) {
-        bytes[at] = (byte) (value >>> 24);
-        bytes[at + 1] = (byte) (value >>> 16);
-        bytes[at + 2] = (byte) (value >>> 8);
-        bytes[at + 3] = (byte) value;
     }
 
     /**
@@ -84,14 +67,14 @@ record EgressFrame(long stream, int type, byte[] payload) {
          */
         EgressFrame read() throws IOException {
             readFully(header, 0, header.length);
-            long length = u32(header, 5);
+            long length = BigEndian.u32(header, 5);
             if (length > EgressProtocol.DATA_MAX) {
                 throw new AgentProtocolViolation("a tunnel frame claims " + length + " bytes, more than "
                         + EgressProtocol.DATA_MAX);
             }
             byte[] payload = new byte[(int) length];
             readFully(payload, 0, payload.length);
-            return new EgressFrame(u32(header, 0), header[4] & 0xff, payload);
+            return new EgressFrame(BigEndian.u32(header, 0), header[4] & 0xff, payload);
         }
 
         /**
@@ -112,9 +95,9 @@ record EgressFrame(long stream, int type, byte[] payload) {
         }
 
         private static boolean isHello(byte[] window) {
-            return u32(window, 0) == EgressProtocol.SESSION && (window[4] & 0xff) == EgressProtocol.HELLO
-                    && u32(window, 5) == EgressProtocol.HELLO_BYTES
-                    && u32(window, EgressProtocol.HEADER_BYTES) == EgressProtocol.MAGIC;
+            return BigEndian.u32(window, 0) == EgressProtocol.SESSION && (window[4] & 0xff) == EgressProtocol.HELLO
+                    && BigEndian.u32(window, 5) == EgressProtocol.HELLO_BYTES
+                    && BigEndian.u32(window, EgressProtocol.HEADER_BYTES) == EgressProtocol.MAGIC;
         }
 
         private void readFully(byte[] into, int offset, int length) throws IOException {

@@ -14,7 +14,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.ProcessPump;
 
@@ -56,7 +55,7 @@ public final class EgressTunnel implements AutoCloseable {
     private final EgressConnector connector;
     private final String name;
     private final EgressFrame.Reader frames;
-    private final ReentrantLock writeLock = new ReentrantLock();
+    private final WriteLock writeLock = new WriteLock(SEND_WAIT);
     /** Guards the handshake's fields; waited on by the hello thread and by {@link #awaitEstablished}. */
     private final Object state = new Object();
     private final Map<Long, EgressStream> streams = new ConcurrentHashMap<>();
@@ -184,7 +183,7 @@ public final class EgressTunnel implements AutoCloseable {
      */
     boolean send(int generation, long stream, int type, byte[] payload, int offset, int length) {
         byte[] frame = EgressFrame.encode(stream, type, payload, offset, length);
-        if (!lockForWriting()) {
+        if (!writeLock.tryLock()) {
             fail("a write to the guest waited " + SEND_WAIT.toSeconds() + " s behind another: the guest stopped "
                     + "reading the egress port");
             return false;
@@ -206,24 +205,6 @@ public final class EgressTunnel implements AutoCloseable {
 
     boolean send(int generation, long stream, int type, byte[] payload) {
         return send(generation, stream, type, payload, 0, payload.length);
-    }
-
-    private boolean lockForWriting() {
-        long deadline = System.nanoTime() + SEND_WAIT.toNanos();
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return writeLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     // ---------------------------------------------------------------- the handshake
@@ -264,10 +245,10 @@ public final class EgressTunnel implements AutoCloseable {
     private void beforeHandshake(EgressFrame hello) {
         byte[] p = hello.payload();
         synchronized (state) {
-            if ((int) EgressFrame.u32(p, 6) != nonce) {
+            if ((int) BigEndian.u32(p, 6) != nonce) {
                 return;
             }
-            int version = EgressFrame.u16(p, 4);
+            int version = BigEndian.u16(p, 4);
             if (version != EgressProtocol.VERSION) {
                 throw new AgentProtocolViolation("the guest speaks egress tunnel version " + version + ", this host "
                         + EgressProtocol.VERSION);
@@ -354,7 +335,7 @@ public final class EgressTunnel implements AutoCloseable {
             case EgressProtocol.DATA -> stream.fromGuest(frame.payload());
             case EgressProtocol.EOF -> stream.guestEof();
             case EgressProtocol.CLOSE -> stream.abort(false);
-            default -> stream.credit(EgressFrame.u32(frame.payload(), 0));
+            default -> stream.credit(BigEndian.u32(frame.payload(), 0));
         }
     }
 

@@ -30,36 +30,36 @@ final class FrameStream {
         readFully(prefix, 0, prefix.length);
         while (!plausible(prefix)) {
             if (!resync) {
-                throw new AgentProtocolViolation("a frame header is malformed (length " + u32(prefix, 0) + ", magic 0x"
-                        + Integer.toHexString(u16(prefix, 4)) + ", version " + (prefix[6] & 0xff)
-                        + "): the stream lost sync or the peer is not a version-" + AgentProtocol.VERSION + " agent");
+                throw new AgentProtocolViolation("a frame header is malformed (length " + BigEndian.u32(prefix, 0)
+                        + ", magic 0x" + Integer.toHexString(BigEndian.u16(prefix, 4)) + ", version "
+                        + (prefix[6] & 0xff) + "): the stream lost sync or the peer is not a version-"
+                        + AgentProtocol.VERSION + " agent");
             }
             System.arraycopy(prefix, 1, prefix, 0, prefix.length - 1);
             readFully(prefix, prefix.length - 1, 1);
         }
-        int payloadLength = (int) (u32(prefix, 0) - AgentProtocol.HEADER_BYTES);
+        int payloadLength = (int) (BigEndian.u32(prefix, 0) - AgentProtocol.HEADER_BYTES);
         byte[] payload = new byte[payloadLength];
         readFully(payload, 0, payloadLength);
-        return new Frame(prefix[7] & 0xff, (int) u32(prefix, 8), payload);
+        return new Frame(prefix[7] & 0xff, (int) BigEndian.u32(prefix, 8), payload);
     }
 
     /** Encodes one frame, prefix and payload in one array, for one write. */
     static byte[] encode(int type, int id, byte[] payload) {
         byte[] frame = new byte[AgentProtocol.PREFIX_BYTES + payload.length];
-        putU32(frame, 0, AgentProtocol.HEADER_BYTES + payload.length);
-        frame[4] = (byte) (AgentProtocol.MAGIC >>> 8);
-        frame[5] = (byte) AgentProtocol.MAGIC;
+        BigEndian.putU32(frame, 0, AgentProtocol.HEADER_BYTES + payload.length);
+        BigEndian.putU16(frame, 4, AgentProtocol.MAGIC);
         frame[6] = (byte) AgentProtocol.VERSION;
         frame[7] = (byte) type;
-        putU32(frame, 8, id);
+        BigEndian.putU32(frame, 8, id);
         System.arraycopy(payload, 0, frame, AgentProtocol.PREFIX_BYTES, payload.length);
         return frame;
     }
 
     private static boolean plausible(byte[] header) {
-        long length = u32(header, 0);
+        long length = BigEndian.u32(header, 0);
         return length >= AgentProtocol.HEADER_BYTES && length <= AgentProtocol.HEADER_BYTES + AgentProtocol.MAX_PAYLOAD
-                && u16(header, 4) == AgentProtocol.MAGIC && (header[6] & 0xff) == AgentProtocol.VERSION;
+                && BigEndian.u16(header, 4) == AgentProtocol.MAGIC && (header[6] & 0xff) == AgentProtocol.VERSION;
     }
 
     private void readFully(byte[] into, int offset, int length) throws IOException {
@@ -71,21 +71,5 @@ final class FrameStream {
             }
             done += read;
         }
-    }
-
-    private static long u32(byte[] bytes, int at) {
-        return ((long) (bytes[at] & 0xff) << 24) | ((bytes[at + 1] & 0xff) << 16) | ((bytes[at + 2] & 0xff) << 8)
-                | (bytes[at + 3] & 0xff);
-    }
-
-    private static int u16(byte[] bytes, int at) {
-        return ((bytes[at] & 0xff) << 8) | (bytes[at + 1] & 0xff);
-    }
-
-    private static void putU32(byte[] bytes, int at, long value) {
-        bytes[at] = (byte) (value >>> 24);
-        bytes[at + 1] = (byte) (value >>> 16);
-        bytes[at + 2] = (byte) (value >>> 8);
-        bytes[at + 3] = (byte) value;
     }
 }

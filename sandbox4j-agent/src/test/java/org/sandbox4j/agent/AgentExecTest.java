@@ -62,6 +62,7 @@ class AgentExecTest {
         assertThat(hello.agent()).startsWith("s4j-agent");
         assertThat(hello.pid1()).isFalse();
         assertThat(hello.cgroupKill()).isFalse();
+        assertThat(hello.lease()).isTrue();
         assertThat(agent.connection().ping(TIMEOUT)).isPositive();
         assertThat(agent.connection().reseed(new byte[64])).isGreaterThanOrEqualTo(0);
     }

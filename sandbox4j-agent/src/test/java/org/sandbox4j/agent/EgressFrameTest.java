@@ -49,8 +49,8 @@ class EgressFrameTest {
         wire.write(EgressFrame.encode(0, EgressProtocol.HELLO, EgressFrame.hello(1, 7)));
         EgressFrame frame = new EgressFrame.Reader(new ByteArrayInputStream(wire.toByteArray())).readHello();
         assertThat(frame.type()).isEqualTo(EgressProtocol.HELLO);
-        assertThat(EgressFrame.u32(frame.payload(), 0)).isEqualTo(EgressProtocol.MAGIC);
-        assertThat(EgressFrame.u32(frame.payload(), 6)).isEqualTo(7);
+        assertThat(BigEndian.u32(frame.payload(), 0)).isEqualTo(EgressProtocol.MAGIC);
+        assertThat(BigEndian.u32(frame.payload(), 6)).isEqualTo(7);
     }
 
     @Test

@@ -57,7 +57,7 @@ class EgressTunnelProtocolTest {
         EgressFrame hello = guest.read();
         assertThat(hello.stream()).isZero();
         assertThat(hello.type()).isEqualTo(EgressProtocol.HELLO);
-        int nonce = (int) EgressFrame.u32(hello.payload(), 6);
+        int nonce = (int) BigEndian.u32(hello.payload(), 6);
         guest.send(3, EgressProtocol.DATA, new byte[10]); // an older session's frame
         guest.raw(new byte[] {0, 0, 0, 0, 1, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff}); // junk
         guest.send(0, EgressProtocol.HELLO, EgressFrame.hello(EgressProtocol.VERSION, nonce + 1));
@@ -226,7 +226,7 @@ class EgressTunnelProtocolTest {
 
         void answer(EgressFrame hello) {
             send(0, EgressProtocol.HELLO, EgressFrame.hello(EgressProtocol.VERSION,
-                    (int) EgressFrame.u32(hello.payload(), 6)));
+                    (int) BigEndian.u32(hello.payload(), 6)));
         }
 
         void send(long stream, int type, byte[] payload) {

@@ -53,6 +53,8 @@ final class MicroVm implements AutoCloseable {
     /** Restored from a snapshot by this host (not booted, not attached). */
     private final boolean restored;
     private volatile boolean closed;
+    /** The lease armed in the guest, renewed with the same length; empty while none is. */
+    private volatile Optional<Duration> lease = Optional.empty();
     /** The egress tunnel this host serves the guest, once {@link #openEgress} opened it. */
     private EgressTunnel egress;
 
@@ -280,6 +282,36 @@ final class MicroVm implements AutoCloseable {
 
     AgentConnection agent() {
         return agent;
+    }
+
+    /**
+     * Arms the guest's lease (or renews it with a new length): unless {@link #renewLease()} follows
+     * within {@code length}, the guest powers itself off, so it cannot outlive a host that vanished.
+     * Only a sandbox's guest, after its clock is set: never a snapshot template, whose lease every
+     * guest restored from it would inherit.
+     *
+     * @return what was left of a lease the guest already had; zero for a guest just booted or restored
+     * @throws SandboxException the guest's agent predates leases (see {@link #leaseUnsupported()})
+     */
+    Duration armLease(Duration length) {
+        Duration left = agent.setLease(length);
+        lease = Optional.of(length);
+        return left;
+    }
+
+    /** Renews the lease {@link #armLease} armed; nothing when none is. */
+    void renewLease() {
+        Optional<Duration> armed = lease;
+        if (armed.isPresent() && !closed) {
+            agent.setLease(armed.get());
+        }
+    }
+
+    /** Why the guest cannot be given a lease, or empty when it can. */
+    Optional<String> leaseUnsupported() {
+        return agent.hello().lease() ? Optional.empty() : Optional.of("its agent (" + GuestText.quote(
+                agent.hello().agent()) + ") predates leases: rebuild the guest with "
+                + "sandbox4j-microvm/src/main/guest/build-guest.sh");
     }
 
     /** Whether this host restored the guest from a snapshot: it then holds what the snapshot's template made. */

@@ -2,13 +2,17 @@ package org.sandbox4j.microvm;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.LinkOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.io.UncheckedIOException;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +20,12 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.sandbox4j.core.BackendDeclarations;
@@ -27,13 +36,17 @@ import org.sandbox4j.core.OsFamily;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxInventory;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxListing;
+import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.BackendNames;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.spi.KeyedLocks;
+import org.sandbox4j.agent.AgentConnection;
 import org.sandbox4j.agent.EgressConnector;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
@@ -52,14 +65,17 @@ import org.sandbox4j.core.spi.TreeRemoval;
  *
  * <h2>Sandboxes</h2>
  * A sandbox is a guest booted for one (conversation, key, kind). Its host directory under the
- * state root ({@code vm-<random>}) holds a {@link SandboxRecord} naming the key by digest and the
- * JVM that owns it, and QEMU's pid file, both written by this host user alone, and QEMU's own
+ * state root ({@code vm-<random>}) holds a {@link SandboxRecord} (the key's labels as digests, as
+ * the local backends keep them, the kind, when it was made and last acquired, the JVM that owns it
+ * and its lease) and QEMU's pid file, both written by this host user alone, and QEMU's own
  * directory for its sockets (the only place QEMU's user may write: a compromised QEMU can forge
  * nothing the host reads, and the host checks who serves each socket before it speaks). Every
  * instance, in any process, finds guests there, reuses a live one (reconnecting to its agent) and
- * ends them on {@code dispose}. Nothing the guest does reaches that directory: its commands and
- * files go through the guest agent over a virtio-serial port, and its whole writable file system
- * is an overlay in guest memory.
+ * ends them on {@code dispose}; as a {@link SandboxInventory} it lists and disposes of them by
+ * scope or conversation from those records alone, which is how {@code sandbox4j ls} and
+ * {@code purge} see another JVM's guests. Nothing the guest does reaches that directory: its
+ * commands and files go through the guest agent over a virtio-serial port, and its whole writable
+ * file system is an overlay in guest memory.
  *
  * <h2>Fast acquire</h2>
  * A new guest is restored from a snapshot of a booted, idle guest rather than booted (under TCG
@@ -68,16 +84,32 @@ import org.sandbox4j.core.spi.TreeRemoval;
  * shared by every instance and process on the state root; each restored guest gets fresh
  * randomness and the host's clock before anything runs in it. When no snapshot can be made or a
  * restore fails, the guest boots cold and {@link #diagnostics()} says why;
- * {@link Builder#snapshots(boolean)} turns it off.
+ * {@link Builder#snapshots(boolean)} turns it off. With {@link Builder#warmPool(int)}, the backend
+ * also keeps a few restored guests idle for each launch in use (one background thread refills
+ * them) and an acquire claims one: its record is rewritten to the key, and it gets fresh
+ * randomness and the clock again; when none is idle, the acquire restores as before.
  *
  * <h2>Lifetime</h2>
- * A guest lives until it is disposed of, or until the backend that booted it is closed. A guest
- * whose owner died without closing is ended by the next backend built on the same state root.
+ * A guest lives until it is disposed of, or until the backend that owns it is closed. Its owner
+ * vouches for it for a lease ({@link Builder#lease(Duration)}), renewed every third of it by one
+ * daemon thread while the owner lives, in the record and in the guest. A guest nobody renewed ends:
+ * every backend built on the same state root ends guests whose owner died or whose lease ran out
+ * (when it is built, and at each acquire), and the guest's agent powers the guest off by itself once
+ * its lease runs out, so a QEMU whose host vanished ends even if no backend ever starts again.
  */
-public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
+public final class MicroVmBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
 
     /** The name unless the builder sets one. */
     public static final String DEFAULT_NAME = "microvm";
+    /** How long an owner vouches for its guests unless the builder says: the local backends' default too. */
+    public static final Duration DEFAULT_LEASE = Duration.ofMinutes(10);
+    /** The shortest lease: the guest counts it in whole seconds. */
+    public static final Duration MIN_LEASE = Duration.ofSeconds(1);
+    /** The longest lease the guest's agent arms. */
+    public static final Duration MAX_LEASE = AgentConnection.MAX_LEASE;
+    /** The most idle guests {@link Builder#warmPool(int)} keeps per launch. */
+    public static final int MAX_WARM_POOL = WarmPool.MAX_SIZE;
+    private static final String LEASE_RANGE = MIN_LEASE.toSeconds() + " s to " + MAX_LEASE.toDays() + " days";
 
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
@@ -103,6 +135,13 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private static final Map<Path, MicroVm> CONNECTED = new ConcurrentHashMap<>();
     /** One template at a time per snapshot file in this JVM; other processes may make the same one, harmlessly. */
     private static final KeyedLocks<Path> MAKING = new KeyedLocks<>();
+    /**
+     * One change at a time to a guest directory in this JVM: a renewal, an acquire or a claim of its
+     * record, or its removal (so a renewal never writes into a directory being removed).
+     */
+    private static final KeyedLocks<Path> DIRECTORY_CHANGES = new KeyedLocks<>();
+    /** A lease is renewed this many times within its length: two renewals may fail before it runs out. */
+    private static final int RENEWALS_PER_LEASE = 3;
 
     private final String name;
     private final Path stateRoot;
@@ -113,6 +152,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private final int overlayMib;
     private final int processes;
     private final Duration bootDeadline;
+    private final Duration lease;
     /** Who QEMU runs as, and why ({@link #diagnostics()}). */
     private final UnprivilegedQemu qemuUser;
     /** Empty when snapshots are off, for {@link #snapshotsOff}. */
@@ -127,8 +167,18 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     private volatile Optional<String> coldBootReason = Optional.empty();
     /** Why a snapshot could not be made, by its file: this instance does not try that one again. */
     private final Map<Path, String> snapshotFailures = new ConcurrentHashMap<>();
-    private final Set<Path> booted = ConcurrentHashMap.newKeySet();
+    /** The directories of the guests (and snapshot templates) this instance owns: renewed, and ended on close. */
+    private final Set<Path> held = ConcurrentHashMap.newKeySet();
+    /** The one thread that renews the leases of what this instance holds. */
+    private final ScheduledExecutorService renewer;
+    /** Empty when the pool is off, for {@link #poolOff}. */
+    private final Optional<WarmPool> pool;
+    private final String poolOff;
+    /** Why guests are not bounded by a lease in themselves (their agent predates leases); empty while they are. */
+    private volatile Optional<String> unleased = Optional.empty();
     private volatile Accelerator.Choice accelerator;
+    /** Once closed, a restore that fails was cut short by the close: its snapshot is kept. */
+    private volatile boolean closed;
 
     private MicroVmBackend(Builder builder) {
         this.name = builder.name;
@@ -140,6 +190,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         this.overlayMib = builder.overlayMib;
         this.processes = builder.processes;
         this.bootDeadline = builder.bootDeadline;
+        this.lease = builder.lease;
         this.proxies = new ProxySockets(name, builder.egressSettings, ProxySockets.Access.OWNER,
                 "choose a shorter state root with MicroVmBackend.builder().stateRoot(path)");
         try {
@@ -161,11 +212,24 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         guest.problem().ifPresent(problem -> {
             throw new IllegalArgumentException("backend '" + name + "': " + problem);
         });
+        this.poolOff = builder.warmPool == 0 ? "warmPool(0)" : "it keeps restored guests, and snapshots are off: "
+                + snapshotsOff;
+        this.pool = builder.warmPool > 0 && snapshots.isPresent()
+                ? Optional.of(new WarmPool(builder.warmPool, name, this::restoreIdle, vm -> remove(vm.directory())))
+                : Optional.empty();
 
-        reapOrphans();
+        reapAbandoned();
         snapshots.ifPresent(GuestSnapshots::removeStalePartials);
+        this.renewer = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "sandbox4j-microvm-lease-" + name);
+            thread.setDaemon(true);
+            return thread;
+        });
+        long period = renewalPeriod().toMillis();
+        renewer.scheduleWithFixedDelay(this::renewLeases, period, period, TimeUnit.MILLISECONDS);
     }
 
+    /** A builder holding every default. */
     public static Builder builder() {
         return new Builder();
     }
@@ -186,15 +250,30 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     }
 
     /**
-     * What {@code doctor} shows: the accelerator and why, the guest, what each guest may use, and
-     * how guests start (restored from a snapshot, or booted cold and why).
+     * What {@code doctor} shows: the accelerator and why, the guest, what each guest may use, how
+     * guests start (restored from a snapshot, or booted cold and why), the warm pool (its size, its
+     * claims and misses) and the lease.
      */
     public List<String> diagnostics() {
         return List.of(accelerator.reason(), qemuUser.reason(),
                 "guest kernel: " + guest.kernel(), "guest root: " + guest.root(),
                 "per guest: " + memoryMib + " MiB of memory, " + cpus + " vCPU(s), " + processes + " processes, "
                         + overlayMib + " MiB of writable storage (in guest memory)",
-                fastAcquire());
+                fastAcquire(), pool.map(WarmPool::describe).orElse("warm pool: off (" + poolOff + ")"), leaseLine());
+    }
+
+    private String leaseLine() {
+        return "lease: " + describe(lease) + ", renewed every " + describe(renewalPeriod()) + " while this process "
+                + "lives" + unleased.map(why -> "; guests do not end themselves when it runs out: " + why)
+                .orElse("; a guest not renewed within it powers itself off");
+    }
+
+    private Duration renewalPeriod() {
+        return lease.dividedBy(RENEWALS_PER_LEASE);
+    }
+
+    private static String describe(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
     }
 
     private String fastAcquire() {
@@ -218,11 +297,14 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         Objects.requireNonNull(spec, "spec");
         Optional<EgressPolicy> policy = ProxySockets.policyFor(spec, name, "a guest has no network device at all: "
                 + "its one way out is the allowlisting proxy, through the agent");
-        SandboxRecord record = SandboxRecord.of(key, identity(spec));
+        SandboxRecord record = SandboxRecord.of(key, spec.kind(), identity(spec), lease);
         String workDir = GuestPaths.normalize(spec.workDir());
-        return acquiring.withLock(record.conversation() + record.key() + record.kind(), () -> {
+        reapAbandoned();
+        String sandboxName = record.scopeHash() + record.threadHash() + record.agentHash() + record.fingerprint();
+        return acquiring.withLock(sandboxName, () -> {
             Optional<MicroVm> warm = warm(record);
-            MicroVm vm = warm.orElseGet(() -> boot(record, policy.isPresent()));
+            boolean egress = policy.isPresent();
+            MicroVm vm = warm.or(() -> claim(record, egress)).orElseGet(() -> boot(record, egress));
             policy.ifPresent(allowed -> serveEgress(vm, allowed));
             MicroVmSandbox sandbox = new MicroVmSandbox(vm, spec, policy.isPresent(), name);
             // The work dir exists by the time acquire returns, on a fresh guest and a warm one alike; a guest
@@ -267,17 +349,23 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         return guest.egress() ? Optional.of(guest.directory().resolve(EGRESS_AUDIT_FILE)) : Optional.empty();
     }
 
-    /** A live guest of this record, reconnected if another instance booted it; dead ones are cleared. */
+    /**
+     * A live guest of this record, reconnected if another instance booted it, and its record told
+     * of the acquire; dead ones are cleared. A guest another process owned becomes this instance's:
+     * it renews its lease from now on, and ends it on close.
+     */
     private Optional<MicroVm> warm(SandboxRecord record) {
-        for (Path directory : directories(record::names)) {
+        for (Path directory : directories(DIRECTORY_PREFIX, record::names)) {
             MicroVm connected = CONNECTED.get(directory);
             if (connected != null && connected.process().isAlive()) {
+                acquired(directory, connected);
                 return Optional.of(connected);
             }
             forget(directory);
             Optional<MicroVm> attached = MicroVm.attach(directory, accelerator.accelerator(), bootDeadline, name);
             if (attached.isPresent()) {
                 CONNECTED.put(directory, attached.get());
+                acquired(directory, attached.get());
                 return attached;
             }
             remove(directory);
@@ -285,12 +373,39 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         return Optional.empty();
     }
 
+    private void acquired(Path directory, MicroVm vm) {
+        AtomicBoolean adopted = new AtomicBoolean();
+        updateRecord(directory, current -> {
+            adopted.set(!current.ownedHere());
+            return Optional.of(current.acquired(lease));
+        });
+        if (adopted.get()) {
+            held.add(directory);
+            arm(vm, false);
+        }
+    }
+
+    /** A new guest for {@code record}: restored from the snapshot, else booted cold; leased either way. */
     private MicroVm boot(SandboxRecord record, boolean egress) {
         Path directory = newDirectory(DIRECTORY_PREFIX, record);
-        booted.add(directory);
-        Accelerator.Choice choice = accelerator;
-        QemuLaunch launch = new QemuLaunch(qemu, guest, choice.accelerator(), memoryMib, cpus, overlayMib, processes,
+        MicroVm vm = start(directory, egress);
+        try {
+            arm(vm, true);
+        } catch (RuntimeException e) {
+            remove(directory);
+            throw e;
+        }
+        return vm;
+    }
+
+    private QemuLaunch launch(Path directory, boolean egress) {
+        return new QemuLaunch(qemu, guest, accelerator.accelerator(), memoryMib, cpus, overlayMib, processes,
                 directory, qemuUserOf(directory), egress);
+    }
+
+    private MicroVm start(Path directory, boolean egress) {
+        Accelerator.Choice choice = accelerator;
+        QemuLaunch launch = launch(directory, egress);
         Optional<MicroVm> restored = restore(launch);
         if (restored.isPresent()) {
             CONNECTED.put(directory, restored.get());
@@ -318,6 +433,77 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         }
         CONNECTED.put(directory, vm);
         return vm;
+    }
+
+    /**
+     * An idle guest of the warm pool, made on its thread: restored from the snapshot (never booted
+     * cold: that is no faster than the acquire's own restore), with fresh randomness, the clock and
+     * a lease, its record naming no key. Empty when no snapshot restores now.
+     */
+    private Optional<MicroVm> restoreIdle(boolean egress) {
+        Path directory = newDirectory(DIRECTORY_PREFIX, SandboxRecord.unclaimed(lease));
+        try {
+            Optional<MicroVm> vm = restore(launch(directory, egress));
+            if (vm.isEmpty()) {
+                remove(directory);
+                return vm;
+            }
+            CONNECTED.put(directory, vm.get());
+            arm(vm.get(), true);
+            return vm;
+        } catch (RuntimeException e) {
+            remove(directory);
+            throw e;
+        }
+    }
+
+    /**
+     * An idle guest of the warm pool made {@code record}'s: its record rewritten to the key and this
+     * owner, its randomness and clock renewed again (it idled since its restore), its lease renewed.
+     * Empty when the pool is off or has none idle, or the guest failed its renewal (it is ended).
+     */
+    private Optional<MicroVm> claim(SandboxRecord record, boolean egress) {
+        Optional<MicroVm> idle = pool.flatMap(warmPool -> warmPool.claim(egress));
+        if (idle.isEmpty()) {
+            return idle;
+        }
+        MicroVm vm = idle.get();
+        try {
+            updateRecord(vm.directory(), unclaimed -> Optional.of(record)).orElseThrow(() -> new SandboxException(
+                    "the idle guest's record is gone"));
+            MicroVm.renew(vm.agent(), name);
+            arm(vm, false);
+            return idle;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "': an idle guest of the warm pool could "
+                    + "not be claimed (" + ErrorDetail.of(e) + "); restoring one instead");
+            remove(vm.directory());
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Bounds a guest by this backend's lease, in the guest itself where its agent can (where it
+     * cannot, {@link #diagnostics()} says why). A {@code fresh} guest (just booted or restored) must
+     * come up with no lease: one armed in a snapshot's template would end every guest restored from
+     * it at once, so such a guest is refused.
+     */
+    private void arm(MicroVm vm, boolean fresh) {
+        Optional<String> unsupported = vm.leaseUnsupported();
+        if (unsupported.isPresent()) {
+            if (!unleased.equals(unsupported)) {
+                LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "': guests do not end themselves when "
+                        + "their lease runs out: " + unsupported.get());
+            }
+            unleased = unsupported;
+            return;
+        }
+        Duration inherited = vm.armLease(lease);
+        if (fresh && !inherited.isZero()) {
+            throw new SandboxException("backend '" + name + "': the guest in " + vm.directory() + " came up with a "
+                    + "lease already running (" + inherited.toSeconds() + " s left), which only its snapshot can have "
+                    + "held: remove " + stateRoot.resolve(GuestSnapshots.DIRECTORY) + " to have it made again");
+        }
     }
 
     /**
@@ -350,6 +536,9 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             restores.incrementAndGet();
             return Optional.of(vm);
         } catch (SandboxException e) {
+            if (closed) {
+                return Optional.empty();
+            }
             // A snapshot that does not restore is replaced: the next acquire makes it again.
             store.discard(snapshot);
             coldBoot("restoring " + snapshot.state() + " failed (" + ErrorDetail.of(e) + "); it was removed");
@@ -363,7 +552,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     }
 
     private GuestSnapshots.Snapshot makeSnapshot(GuestSnapshots store, QemuLaunch launch) {
-        Path template = newDirectory(TEMPLATE_PREFIX, SandboxRecord.snapshotTemplate());
+        // Held (its record renewed) like a guest, but never leased in itself: every restored guest would inherit it.
+        Path template = newDirectory(TEMPLATE_PREFIX, SandboxRecord.snapshotTemplate(lease));
         try {
             return store.make(launch.in(template, qemuUserOf(template)), bootDeadline, name);
         } finally {
@@ -381,8 +571,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     }
 
     /**
-     * A new guest directory: this user's alone, holding the record, and QEMU's directory in it,
-     * handed to the guest's own uid where QEMU runs as one. Others may pass through the guest
+     * A new guest directory, held by this instance: this user's alone, holding the record, and
+     * QEMU's directory in it, handed to the guest's own uid where QEMU runs as one. Others may pass through the guest
      * directory (QEMU's user must, to reach its own) but not list or write it.
      */
     private Path newDirectory(String prefix, SandboxRecord record) {
@@ -392,6 +582,7 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             Files.createDirectories(stateRoot);
             Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
             record.writeTo(directory);
+            held.add(directory);
             Files.createDirectory(qemuDirectory, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
             if (qemuUser.setpriv().isPresent()) {
                 int uid;
@@ -438,54 +629,175 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
     @Override
     public void dispose(SandboxKey key) {
         Objects.requireNonNull(key, "key");
-        String conversation = SandboxRecord.conversation(key.scope(), key.threadId());
-        String digest = SandboxRecord.keyDigest(key);
-        directories(record -> record.conversation().equals(conversation) && record.key().equals(digest))
-                .forEach(this::remove);
+        directories(DIRECTORY_PREFIX, record -> record.belongsTo(key)).forEach(this::remove);
     }
 
     /** Answered from the state root, never from this instance's memory. */
     @Override
     public int disposeScope(String scope, String threadId) {
-        String conversation = SandboxRecord.conversation(Objects.requireNonNull(scope, "scope"),
-                Objects.requireNonNull(threadId, "threadId"));
-        List<Path> matching = directories(record -> record.conversation().equals(conversation));
+        return dispose(SandboxQuery.conversation(Objects.requireNonNull(scope, "scope"),
+                Objects.requireNonNull(threadId, "threadId")));
+    }
+
+    /**
+     * The guests the records under the state root hold for {@code query}, whichever process made
+     * them, oldest first; never this instance's memory. Idle guests of a warm pool and snapshot
+     * templates serve no key, and are never listed.
+     *
+     * @throws SandboxException the state root cannot be read
+     */
+    @Override
+    public List<SandboxListing> list(SandboxQuery query) {
+        Objects.requireNonNull(query, "query");
+        return guests(DIRECTORY_PREFIX).stream().filter(guest -> guest.record().matches(query))
+                .sorted(Comparator.comparing((Guest guest) -> guest.record().createdAt())
+                        .thenComparing(guest -> guest.directory().getFileName().toString()))
+                .map(guest -> guest.record().listing(name, guest.directory().getFileName().toString(), query))
+                .toList();
+    }
+
+    /** Ends every guest {@link #list} would return, whichever process owns it. Best effort: never throws. */
+    @Override
+    public int dispose(SandboxQuery query) {
+        Objects.requireNonNull(query, "query");
+        List<Path> matching = directories(DIRECTORY_PREFIX, record -> record.matches(query));
         matching.forEach(this::remove);
         return matching.size();
     }
 
-    /** Ends every guest this instance booted. */
+    /**
+     * Stops renewing leases and refilling the warm pool, and ends every guest this instance holds:
+     * those it booted or restored, those of its pool, and those it took over from another process.
+     */
     @Override
     public void close() {
-        List.copyOf(booted).forEach(this::remove);
+        closed = true;
+        renewer.shutdownNow();
+        pool.ifPresent(WarmPool::close);
+        List.copyOf(held).forEach(this::remove);
         proxies.close();
     }
 
-    /** Ends guests whose owner died without closing its backend: nothing would ever end them otherwise. */
-    private void reapOrphans() {
-        Predicate<SandboxRecord> orphaned = record -> !record.ownerAlive();
-        Stream.concat(directories(DIRECTORY_PREFIX, orphaned).stream(),
-                directories(TEMPLATE_PREFIX, orphaned).stream()).forEach(directory -> {
-            LOG.log(System.Logger.Level.INFO, () -> "backend '" + name + "': ending the guest in " + directory
-                    + ", whose owner is gone");
-            remove(directory);
+    /**
+     * Ends guests (and snapshot templates) nobody vouches for any more: their owner died without
+     * closing its backend, or let their lease run out. Nothing else would end them on the host.
+     */
+    private void reapAbandoned() {
+        Instant now = Instant.now();
+        List<Guest> abandoned = new ArrayList<>();
+        for (String prefix : List.of(DIRECTORY_PREFIX, TEMPLATE_PREFIX)) {
+            try {
+                guests(prefix).stream().filter(guest -> guest.record().abandoned(now)).forEach(abandoned::add);
+            } catch (SandboxException unreadable) {
+                LOG.log(System.Logger.Level.WARNING, () -> ErrorDetail.of(unreadable));
+            }
+        }
+        for (Guest guest : abandoned) {
+            LOG.log(System.Logger.Level.INFO, () -> "backend '" + name + "': ending the guest in " + guest.directory()
+                    + (guest.record().ownerAlive() ? ", whose lease ran out at " + guest.record().leaseUntil()
+                    : ", whose owner is gone"));
+            remove(guest.directory());
+        }
+    }
+
+    /**
+     * Renews the lease of everything this instance holds: its record first (a host file, quickly),
+     * then the guest's own. A guest whose record is gone (disposed of by another process) or that
+     * another process took over is let go.
+     */
+    private void renewLeases() {
+        for (Path directory : List.copyOf(held)) {
+            try {
+                Optional<SandboxRecord> renewed = updateRecord(directory, record -> Optional.of(record)
+                        .filter(SandboxRecord::ownedHere).map(ours -> ours.renewed(lease)));
+                if (renewed.isEmpty()) {
+                    held.remove(directory);
+                    forget(directory);
+                }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, () -> "backend '" + name + "' could not renew the record in "
+                        + directory + ": " + ErrorDetail.of(e));
+            }
+        }
+        for (Path directory : List.copyOf(held)) {
+            MicroVm vm = CONNECTED.get(directory);
+            try {
+                if (vm != null) {
+                    vm.renewLease();
+                }
+            } catch (RuntimeException e) {
+                // A guest that does not answer is dead or dying: the next acquire of its key replaces it.
+                LOG.log(System.Logger.Level.DEBUG, () -> "backend '" + name + "' could not renew the lease of the "
+                        + "guest in " + directory + ": " + ErrorDetail.of(e));
+            }
+        }
+    }
+
+    /** The guest this JVM is connected to in {@code directory} (for tests). */
+    static Optional<MicroVm> connected(Path directory) {
+        return Optional.ofNullable(CONNECTED.get(directory));
+    }
+
+    /** Stops renewing what this instance holds, as a crashed owner would (for tests). */
+    void stopRenewing() {
+        renewer.shutdownNow();
+    }
+
+    /**
+     * Rewrites the record in {@code directory} to what {@code change} makes of it, holding this
+     * JVM's lock for that record; {@code change} may decline (empty), and nothing is written.
+     *
+     * @return the record written; empty when there was none (the guest is gone) or {@code change} declined
+     * @throws UncheckedIOException it could not be written
+     */
+    private static Optional<SandboxRecord> updateRecord(Path directory,
+            Function<SandboxRecord, Optional<SandboxRecord>> change) {
+        return DIRECTORY_CHANGES.withLock(directory, () -> {
+            Optional<SandboxRecord> changed = SandboxRecord.readFrom(directory).flatMap(change);
+            if (changed.isPresent()) {
+                try {
+                    changed.get().writeTo(directory);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+            return changed;
         });
     }
 
-    private List<Path> directories(Predicate<SandboxRecord> matching) {
-        return directories(DIRECTORY_PREFIX, matching);
+    /** A guest directory under the state root, and what its record says. */
+    private record Guest(Path directory, SandboxRecord record) {
+    }
+
+    /**
+     * The directories named {@code prefix}… under the state root that hold a record.
+     *
+     * @throws SandboxException the state root exists but cannot be listed
+     */
+    private List<Guest> guests(String prefix) {
+        List<Guest> found = new ArrayList<>();
+        try (Stream<Path> entries = Files.list(stateRoot)) {
+            entries.filter(path -> path.getFileName().toString().startsWith(prefix))
+                    .forEach(path -> SandboxRecord.readFrom(path).ifPresent(record -> found.add(new Guest(path,
+                            record))));
+        } catch (NoSuchFileException nothingYet) {
+            return List.of();
+        } catch (IOException | UncheckedIOException e) {
+            throw new SandboxException("backend '" + name + "' cannot read its state root " + stateRoot + ": "
+                    + ErrorDetail.of(e) + "; check its permissions, or choose another with "
+                    + "MicroVmBackend.builder().stateRoot(path)", e);
+        }
+        return found;
     }
 
     private List<Path> directories(String prefix, Predicate<SandboxRecord> matching) {
-        List<Path> found = new ArrayList<>();
-        try (Stream<Path> entries = Files.list(stateRoot)) {
-            entries.filter(path -> path.getFileName().toString().startsWith(prefix))
-                    .filter(path -> SandboxRecord.readFrom(path).filter(matching).isPresent())
-                    .forEach(found::add);
-        } catch (IOException nothingYet) {
+        try {
+            return guests(prefix).stream().filter(guest -> matching.test(guest.record())).map(Guest::directory)
+                    .toList();
+        } catch (SandboxException unreadable) {
+            LOG.log(System.Logger.Level.WARNING, () -> ErrorDetail.of(unreadable));
             return List.of();
         }
-        return found;
     }
 
     private void forget(Path directory) {
@@ -496,17 +808,19 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         }
     }
 
-    /** Kills the guest (here or as its pid file names it) and removes its directory. */
+    /** Kills the guest (here or as its pid file names it) and removes its directory; gone already is done. */
     private void remove(Path directory) {
-        forget(directory);
-        MicroVm.killRecorded(directory);
-        booted.remove(directory);
-        try {
-            TreeRemoval.remove(directory, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not remove " + directory + ": "
-                    + ErrorDetail.of(e));
-        }
+        held.remove(directory);
+        DIRECTORY_CHANGES.withLock(directory, () -> {
+            forget(directory);
+            MicroVm.killRecorded(directory);
+            try {
+                TreeRemoval.remove(directory, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, () -> "backend '" + name + "' could not remove " + directory
+                        + ": " + ErrorDetail.of(e));
+            }
+        });
     }
 
     private static byte[] randomBytes() {
@@ -534,6 +848,8 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
         private Duration bootDeadline = Duration.ofSeconds(60);
         private Optional<Accelerator> accelerator = Optional.empty();
         private boolean snapshots = true;
+        private int warmPool;
+        private Duration lease = DEFAULT_LEASE;
         private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
 
         private Builder() {
@@ -625,12 +941,48 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
             return this;
         }
 
+        /**
+         * How many idle guests, restored from the snapshot ahead of need, the backend keeps for each
+         * launch in use (a launch: this backend's guest with or without the egress port), 0 to
+         * {@value MicroVmBackend#MAX_WARM_POOL}: an acquire claims one when there is one (its record
+         * is rewritten to the key, its randomness and clock renewed), and restores as before when
+         * there is none. One background daemon thread refills the pool; {@code close()} ends its
+         * guests. Needs snapshots. Default 0 (off).
+         */
+        public Builder warmPool(int value) {
+            this.warmPool = within(value, 0, MAX_WARM_POOL, "the warm pool's idle guests per launch");
+            return this;
+        }
+
+        /**
+         * How long an owner vouches for its guests, as the local backends' lease: the owner renews it
+         * every third of it while it lives. A guest whose lease ran out is ended by any backend built
+         * on the same state root (when it is built, and at each acquire), and powers itself off, so
+         * a guest whose owner vanished never outlives it by much. 1 s to 366 days; default 10
+         * minutes.
+         */
+        public Builder lease(Duration value) {
+            if (value == null || value.compareTo(MIN_LEASE) < 0 || value.compareTo(MAX_LEASE) > 0) {
+                throw new IllegalArgumentException("the lease must be " + LEASE_RANGE + ", not " + value);
+            }
+            this.lease = value;
+            return this;
+        }
+
         /** Bounds and resolver of each allowlisting guest's egress proxy. */
         public Builder egressSettings(EgressProxy.Settings value) {
             this.egressSettings = Objects.requireNonNull(value, "egressSettings");
             return this;
         }
 
+        /**
+         * The backend: it checks the guest and the state root, ends what owners left there (guests
+         * whose owner died or whose lease ran out) and starts renewing leases.
+         *
+         * @throws IllegalArgumentException no guest is named or installed, a setting contradicts another
+         *                                  (a warm pool without snapshots, an overlay beyond the memory),
+         *                                  or the state root is unusable; the message names the fix
+         */
         public MicroVmBackend build() {
             if (guest == null) {
                 guest = GuestImage.installed().orElseThrow(() -> new IllegalArgumentException("backend '" + name
@@ -638,6 +990,10 @@ public final class MicroVmBackend implements SandboxBackend, AutoCloseable {
                         + "or set " + GuestImage.DIRECTORY_VARIABLE + "; none is in " + GuestImage.defaultDirectory()
                         + " (./sandbox4j and scripts/test.sh build one there with "
                         + "sandbox4j-microvm/src/main/guest/build-guest.sh)"));
+            }
+            if (warmPool > 0 && !snapshots) {
+                throw new IllegalArgumentException("backend '" + name + "': a warm pool keeps guests restored from a "
+                        + "snapshot: turn snapshots on, or leave warmPool at 0");
             }
             if (overlayMib > memoryMib) {
                 throw new IllegalArgumentException("the writable overlay (" + overlayMib + " MiB) lives in guest "

@@ -227,7 +227,9 @@ class MicroVmBackendTest {
         Path directory = guestDirectories().get(0);
         SandboxRecord record = SandboxRecord.readFrom(directory).orElseThrow();
         // As if the JVM that booted it had crashed: a pid that cannot be a live process's start.
-        new SandboxRecord(record.conversation(), record.key(), record.kind(), record.ownerPid(), 1L).writeTo(directory);
+        new SandboxRecord(record.scopeHash(), record.threadHash(), record.agentHash(), record.kind(),
+                record.fingerprint(), record.createdAt(), record.acquiredAt(), record.ownerPid(),
+                java.time.Instant.ofEpochMilli(1), record.leaseUntil()).writeTo(directory);
 
         MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(stateRoot).build().close();
 

@@ -1,0 +1,126 @@
+package org.sandbox4j.microvm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxSpec;
+import org.sandbox4j.core.spi.TreeRemoval;
+
+/**
+ * The wall-clock lease: an owner that renews keeps its guests, and a guest nobody renews ends, by
+ * itself (its agent powers it off) and at the hands of any backend on the state root.
+ */
+class MicroVmLeaseTest {
+
+    private static final Duration SHORT_LEASE = Duration.ofSeconds(3);
+    /** Far beyond a 3 s lease, even on a loaded machine: a sanity bound, not a timing. */
+    private static final long GONE_WITHIN_SECONDS = 60;
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final SandboxSpec SPEC = SandboxSpec.builder("python").build();
+    /** One state root for the class: its snapshot is made once. */
+    private static final Path STATE_ROOT = TestGuest.stateRoot();
+    private final List<MicroVmBackend> backends = new ArrayList<>();
+
+    @AfterEach
+    void closeBackends() {
+        backends.forEach(MicroVmBackend::close);
+    }
+
+    @AfterAll
+    static void removeStateRoot() throws IOException {
+        TreeRemoval.remove(STATE_ROOT, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+    }
+
+    private MicroVmBackend backend(Duration lease) {
+        MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(STATE_ROOT).lease(lease)
+                .build();
+        backends.add(backend);
+        return backend;
+    }
+
+    private static SandboxKey key(String thread) {
+        return new SandboxKey("microvm-lease-test", thread, "agent");
+    }
+
+    private static ExecResult run(Sandbox sandbox, String script) {
+        ExecResult result = sandbox.exec(Command.shell(script), ExecOptions.in(SandboxSpec.DEFAULT_WORK_DIR, TIMEOUT));
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        return result;
+    }
+
+    private static MicroVm vmOf(Sandbox sandbox) {
+        return ((MicroVmSandbox) sandbox).vm();
+    }
+
+    @Test
+    void aGuestWhoseOwnerStopsRenewingPowersItselfOff() throws Exception {
+        MicroVmBackend backend = backend(SHORT_LEASE);
+        Sandbox sandbox = backend.acquire(key("unrenewed"), SPEC);
+        run(sandbox, "true");
+        MicroVm vm = vmOf(sandbox);
+
+        // As if the owner had hung or vanished: nothing renews the lease, and no backend looks at the record.
+        backend.stopRenewing();
+
+        assertThat(vm.process().onExit().get(GONE_WITHIN_SECONDS, TimeUnit.SECONDS).isAlive()).isFalse();
+        assertThat(vm.consoleTail()).as("the guest's agent, not the host, ended it")
+                .contains("the host did not renew");
+    }
+
+    @Test
+    void aGuestWhoseOwnerRenewsOutlivesSeveralLeases() throws Exception {
+        MicroVmBackend backend = backend(SHORT_LEASE);
+        Sandbox sandbox = backend.acquire(key("renewed"), SPEC);
+        run(sandbox, "echo kept > marker");
+        long pid = vmOf(sandbox).process().pid();
+
+        Thread.sleep(SHORT_LEASE.multipliedBy(3).plusSeconds(1).toMillis());
+
+        assertThat(run(sandbox, "cat marker").stdoutText().strip()).isEqualTo("kept");
+        assertThat(vmOf(backend.acquire(key("renewed"), SPEC)).process().pid()).isEqualTo(pid);
+        assertThat(SandboxRecord.readFrom(vmOf(sandbox).directory()).orElseThrow().leaseUntil())
+                .isAfter(Instant.now());
+    }
+
+    @Test
+    void aGuestWhoseLeaseRanOutIsEndedByTheNextBackendAndTheNextAcquire() throws Exception {
+        // A lease long enough that the guests do not end themselves first: the host's reapers are the point here.
+        MicroVmBackend owner = backend(Duration.ofMinutes(5));
+        MicroVm first = vmOf(owner.acquire(key("lapsed-first"), SPEC));
+        MicroVm second = vmOf(owner.acquire(key("lapsed-second"), SPEC));
+        owner.stopRenewing();
+        lapse(first.directory());
+
+        MicroVmBackend next = backend(Duration.ofMinutes(5));
+
+        assertThat(Files.exists(first.directory())).isFalse();
+        assertThat(first.process().onExit().get(GONE_WITHIN_SECONDS, TimeUnit.SECONDS).isAlive()).isFalse();
+        assertThat(second.process().isAlive()).as("its owner lives and its lease runs").isTrue();
+
+        lapse(second.directory());
+        run(next.acquire(key("lapsed-other"), SPEC), "true");
+
+        assertThat(Files.exists(second.directory())).isFalse();
+        assertThat(second.process().onExit().get(GONE_WITHIN_SECONDS, TimeUnit.SECONDS).isAlive()).isFalse();
+    }
+
+    /** Writes the record as an owner that stopped renewing leaves it: its lease ran out. */
+    private static void lapse(Path directory) throws IOException {
+        SandboxRecord.readFrom(directory).orElseThrow().lapsed().writeTo(directory);
+    }
+}
