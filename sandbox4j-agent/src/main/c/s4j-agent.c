@@ -1364,7 +1364,6 @@ static void process_input(void) {
     in_len -= pos;
 }
 
-/* A virtio port whose host side is closed reads EOF and polls HUP at once: look again every 50 ms. */
 /* While the host is away, a virtio port polls as hung up; the kernel sends SIGIO when the host opens it
    again (virtio_console's port-open event), which wakes the loop at once instead of at its next retry. */
 static void set_port_async(int on) {
