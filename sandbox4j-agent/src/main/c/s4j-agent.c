@@ -6,6 +6,7 @@
  * trusted: every length is checked before use, a malformed frame gets a typed ERROR.
  * With --egress-virtio-name/--egress-port, one unprivileged child process serves the egress tunnel on a second
  * port (guest TCP connections to the host's proxy, PROTOCOL.md "The egress tunnel"); the agent restarts it.
+ * A lease the host armed (SET_LEASE) and stopped renewing powers the guest off, whatever became of the host.
  *
  * Build: gcc -static -O2 -Wall -Wextra -o s4j-agent s4j-agent.c   (glibc static is enough; see Makefile)
  */
@@ -164,6 +165,7 @@ static int port_async;        /* SIGIO armed on the port: the kernel signals the
 static long long port_down_since;
 static int desync;            /* after a framing error: skip bytes until a HELLO header */
 static long long lease_deadline = -1; /* monotonic ms at which an unrenewed lease powers off; -1: none armed */
+static pid_t agent_pid;       /* the lease is the agent's alone: a forked child's copy of it means nothing */
 static char cgroup_base[256]; /* where per-exec cgroups go; empty when unavailable */
 static long run_uid = -1, run_gid = -1; /* --user: commands and file primitives act as this user */
 static long pids_max = -1;    /* --pids-max: the most tasks every exec together may run */
@@ -1263,7 +1265,7 @@ static int lease_poll_timeout(int timeout) {
 
 /* A lease nobody renewed: whatever the host's fate, the guest does not outlive it. */
 static void lease_check(void) {
-    if (lease_deadline < 0 || monotonic_ms() < lease_deadline) return;
+    if (lease_deadline < 0 || getpid() != agent_pid || monotonic_ms() < lease_deadline) return;
     logf_("the host did not renew the lease: powering off");
     end_session();
     sync();
@@ -1980,7 +1982,8 @@ int main(int argc, char **argv) {
     if (stdio_mode == (port != NULL || virtio_name != NULL) || (port && virtio_name)) usage();
     if (egress_virtio_name && egress_port_path) usage();
     if (egress_virtio_name || egress_port_path) egress_due = 0; /* started by the loop below */
-    if (getpid() == 1) pid1 = 1;
+    agent_pid = getpid();
+    if (agent_pid == 1) pid1 = 1;
     if (pid1) init_system();
     umask(0); /* modes the host names are the modes files get; children get 022 */
     signal(SIGPIPE, SIG_IGN);
