@@ -94,7 +94,7 @@ import org.sandbox4j.core.spi.TreeRemoval;
  * vouches for it for a lease ({@link Builder#lease(Duration)}), renewed every third of it by one
  * daemon thread while the owner lives, in the record and in the guest. A guest nobody renewed ends:
  * every backend built on the same state root ends guests whose owner died or whose lease ran out
- * (when it is built, and at each acquire), and the guest's agent powers the guest off by itself once
+ * (when it is built, and on acquires, at most every 5 s), and the guest's agent powers the guest off by itself once
  * its lease runs out, so a QEMU whose host vanished ends even if no backend ever starts again.
  */
 public final class MicroVmBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
@@ -140,6 +140,8 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
      * record, or its removal (so a renewal never writes into a directory being removed).
      */
     private static final KeyedLocks<Path> DIRECTORY_CHANGES = new KeyedLocks<>();
+    /** How often acquires look for guests nobody vouches for any more. */
+    private static final Duration REAP_INTERVAL = Duration.ofSeconds(5);
     /** A lease is renewed this many times within its length: two renewals may fail before it runs out. */
     private static final int RENEWALS_PER_LEASE = 3;
 
@@ -163,6 +165,8 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
     private final ProxySockets proxies;
     private final AtomicLong restores = new AtomicLong();
     private final AtomicLong coldBoots = new AtomicLong();
+    /** When ({@link System#nanoTime()}) an acquire next looks for abandoned guests. */
+    private final AtomicLong nextReap = new AtomicLong(System.nanoTime());
     /** Why the last guest booted cold instead of being restored; empty while none has. */
     private volatile Optional<String> coldBootReason = Optional.empty();
     /** Why a snapshot could not be made, by its file: this instance does not try that one again. */
@@ -299,7 +303,7 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
                 + "its one way out is the allowlisting proxy, through the agent");
         SandboxRecord record = SandboxRecord.of(key, spec.kind(), identity(spec), lease);
         String workDir = GuestPaths.normalize(spec.workDir());
-        reapAbandoned();
+        reapAbandonedNowAndThen();
         String sandboxName = record.scopeHash() + record.threadHash() + record.agentHash() + record.fingerprint();
         return acquiring.withLock(sandboxName, () -> {
             Optional<MicroVm> warm = warm(record);
@@ -682,6 +686,19 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
      * Ends guests (and snapshot templates) nobody vouches for any more: their owner died without
      * closing its backend, or let their lease run out. Nothing else would end them on the host.
      */
+    /**
+     * {@link #reapAbandoned()} at most once per {@link #REAP_INTERVAL}: it reads every record under
+     * the state root, too much for every warm acquire, and leases are renewed only every third of
+     * theirs anyway.
+     */
+    private void reapAbandonedNowAndThen() {
+        long now = System.nanoTime();
+        long due = nextReap.get();
+        if (now - due >= 0 && nextReap.compareAndSet(due, now + REAP_INTERVAL.toNanos())) {
+            reapAbandoned();
+        }
+    }
+
     private void reapAbandoned() {
         Instant now = Instant.now();
         List<Guest> abandoned = new ArrayList<>();
@@ -957,9 +974,9 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
         /**
          * How long an owner vouches for its guests, as the local backends' lease: the owner renews it
          * every third of it while it lives. A guest whose lease ran out is ended by any backend built
-         * on the same state root (when it is built, and at each acquire), and powers itself off, so
-         * a guest whose owner vanished never outlives it by much. 1 s to 366 days; default 10
-         * minutes.
+         * on the same state root (when it is built, and on acquires, at most every 5 s), and powers
+         * itself off, so a guest whose owner vanished never outlives it by much. 1 s to 366 days;
+         * default 10 minutes.
          */
         public Builder lease(Duration value) {
             if (value == null || value.compareTo(MIN_LEASE) < 0 || value.compareTo(MAX_LEASE) > 0) {
