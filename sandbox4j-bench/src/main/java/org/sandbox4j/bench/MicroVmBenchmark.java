@@ -27,11 +27,13 @@ import org.sandbox4j.core.spi.TreeRemoval;
 import org.sandbox4j.microvm.GuestImage;
 import org.sandbox4j.microvm.HandBootedGuest;
 import org.sandbox4j.microvm.MicroVmBackend;
+import org.sandbox4j.microvm.WarmPools;
 
 /**
  * What {@link MicroVmBackend} costs, in one run, side by side with the bare mechanism and with the
- * local backend: an acquire of a new key restored from the backend's snapshot, and one that boots
- * cold (snapshots off), each with its first {@code exec("/bin/true")}, against the same QEMU command
+ * local backend: an acquire of a new key restored from the backend's snapshot, one claimed from a
+ * warm pool ({@code warmPool(1)}), and one that boots cold (snapshots off), each with its first
+ * {@code exec("/bin/true")}, against the same QEMU command
  * line booted by hand ({@link HandBootedGuest}) and one exec over a
  * bare {@link org.sandbox4j.agent.AgentConnection}; a warm {@code /bin/true} through the sandbox,
  * through a bare connection to a hand-booted guest (the layers' cost) and through bubblewrap (on
@@ -93,6 +95,14 @@ public class MicroVmBenchmark extends WarmSandboxBenchmark<MicroVmBackend> {
     @BenchmarkMode(Mode.SingleShotTime)
     @Warmup(iterations = 1)
     @Measurement(iterations = 5)
+    public int warmPoolAcquireAndFirstExec(PooledBackend pooled, ColdKey cold) {
+        return cold.acquire(pooled.backend, spec).exec(TRUE, options).exitCode();
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SingleShotTime)
+    @Warmup(iterations = 1)
+    @Measurement(iterations = 5)
     public int coldBootAcquireAndFirstExec(ColdBackend booting, ColdKey cold) {
         return cold.acquire(booting.backend, spec).exec(TRUE, options).exitCode();
     }
@@ -142,6 +152,40 @@ public class MicroVmBenchmark extends WarmSandboxBenchmark<MicroVmBackend> {
             stateRoot = Files.createTempDirectory(Path.of("/tmp"), "s4jc",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx--x--x")));
             backend = MicroVmBackend.builder().guest(guestImage()).stateRoot(stateRoot).snapshots(false).build();
+        }
+
+        @TearDown(Level.Trial)
+        public void close() throws IOException {
+            backend.close();
+            TreeRemoval.remove(stateRoot, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+        }
+    }
+
+    /**
+     * A backend keeping one idle guest restored ahead ({@code warmPool(1)}): each measured acquire
+     * claims it, and the next waits, unmeasured, for the pool to hold one again.
+     */
+    @State(Scope.Benchmark)
+    public static class PooledBackend {
+
+        private static final Duration REFILL_DEADLINE = Duration.ofSeconds(60);
+        private Path stateRoot;
+        MicroVmBackend backend;
+
+        @Setup(Level.Trial)
+        public void open() throws IOException {
+            stateRoot = Files.createTempDirectory(Path.of("/tmp"), "s4jp",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx--x--x")));
+            backend = MicroVmBackend.builder().guest(guestImage()).stateRoot(stateRoot).warmPool(1).build();
+            // The first acquire makes the snapshot and starts the refill: a miss, unmeasured.
+            SandboxKey first = new SandboxKey(WarmSandboxBenchmark.TENANT, "pool", "first");
+            backend.acquire(first, SandboxSpec.builder("bench").build());
+            backend.dispose(first);
+        }
+
+        @Setup(Level.Invocation)
+        public void awaitIdleGuest() throws InterruptedException {
+            WarmPools.awaitIdleGuest(backend, REFILL_DEADLINE);
         }
 
         @TearDown(Level.Trial)

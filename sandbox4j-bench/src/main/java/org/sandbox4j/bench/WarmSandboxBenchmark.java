@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -56,7 +57,9 @@ public abstract class WarmSandboxBenchmark<B extends SandboxBackend & AutoClosea
 
     @Setup(Level.Trial)
     public void start() throws IOException {
-        scratch = Files.createTempDirectory("s4jb");
+        // Others may pass through (not list): a microVM backend run as root then runs each QEMU as a uid of its own.
+        scratch = Files.createTempDirectory(Path.of("/tmp"), "s4jb",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx--x--x")));
         backend = openBackend(scratch);
         warm = acquireWarm(WARM);
     }
