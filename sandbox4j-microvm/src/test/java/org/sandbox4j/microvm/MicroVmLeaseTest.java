@@ -7,19 +7,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.sandbox4j.core.Command;
-import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.spi.TreeRemoval;
 
 /**
  * The wall-clock lease: an owner that renews keeps its guests, and a guest nobody renews ends, by
@@ -30,27 +25,22 @@ class MicroVmLeaseTest {
     private static final Duration SHORT_LEASE = Duration.ofSeconds(3);
     /** Far beyond a 3 s lease, even on a loaded machine: a sanity bound, not a timing. */
     private static final long GONE_WITHIN_SECONDS = 60;
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final SandboxSpec SPEC = SandboxSpec.builder("python").build();
     /** One state root for the class: its snapshot is made once. */
-    private static final Path STATE_ROOT = TestGuest.stateRoot();
-    private final List<MicroVmBackend> backends = new ArrayList<>();
+    private static final TestBackends BACKENDS = new TestBackends();
 
     @AfterEach
     void closeBackends() {
-        backends.forEach(MicroVmBackend::close);
+        BACKENDS.closeAll();
     }
 
     @AfterAll
     static void removeStateRoot() throws IOException {
-        TreeRemoval.remove(STATE_ROOT, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+        BACKENDS.removeStateRoot();
     }
 
     private MicroVmBackend backend(Duration lease) {
-        MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(STATE_ROOT).lease(lease)
-                .build();
-        backends.add(backend);
-        return backend;
+        return BACKENDS.build(builder -> builder.lease(lease));
     }
 
     private static SandboxKey key(String thread) {
@@ -58,9 +48,7 @@ class MicroVmLeaseTest {
     }
 
     private static ExecResult run(Sandbox sandbox, String script) {
-        ExecResult result = sandbox.exec(Command.shell(script), ExecOptions.in(SandboxSpec.DEFAULT_WORK_DIR, TIMEOUT));
-        assertThat(result.exitCode()).as(result.stderrText()).isZero();
-        return result;
+        return TestGuest.succeeded(sandbox, script);
     }
 
     private static MicroVm vmOf(Sandbox sandbox) {

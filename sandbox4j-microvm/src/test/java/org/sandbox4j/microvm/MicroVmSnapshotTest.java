@@ -14,33 +14,25 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.sandbox4j.core.Command;
-import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.spi.TreeRemoval;
 
 /** Fast acquire: guests restored from a snapshot of a booted, idle guest, each with its own randomness. */
 class MicroVmSnapshotTest {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final SandboxSpec SPEC = SandboxSpec.builder("python").build();
-    private final Path stateRoot = TestGuest.stateRoot();
-    private final List<MicroVmBackend> backends = new ArrayList<>();
+    private final TestBackends backends = new TestBackends();
+    private final Path stateRoot = backends.stateRoot();
 
     @AfterEach
     void closeBackends() throws IOException {
-        backends.forEach(MicroVmBackend::close);
-        TreeRemoval.remove(stateRoot, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+        backends.removeStateRoot();
     }
 
     private MicroVmBackend backend(boolean snapshots) {
-        MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(stateRoot)
-                .snapshots(snapshots).build();
-        backends.add(backend);
-        return backend;
+        return backends.build(builder -> builder.snapshots(snapshots));
     }
 
     private static SandboxKey key(String thread) {
@@ -48,9 +40,7 @@ class MicroVmSnapshotTest {
     }
 
     private static ExecResult run(Sandbox sandbox, String script) {
-        ExecResult result = sandbox.exec(Command.shell(script), ExecOptions.in(SandboxSpec.DEFAULT_WORK_DIR, TIMEOUT));
-        assertThat(result.exitCode()).as(result.stderrText()).isZero();
-        return result;
+        return TestGuest.succeeded(sandbox, script);
     }
 
     private static String fastAcquire(MicroVmBackend backend) {

@@ -8,51 +8,43 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
-import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.SandboxSpec;
-import org.sandbox4j.core.spi.TreeRemoval;
 
 /** The warm pool: idle restored guests an acquire claims, refilled off the caller's path, ended with their owner. */
 class MicroVmWarmPoolTest {
 
     private static final String SCOPE = "microvm-pool-test";
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
     /** How long the refill may take on a loaded machine: a sanity bound, not a timing. */
     private static final Duration REFILL_BOUND = Duration.ofSeconds(90);
     private static final SandboxSpec SPEC = SandboxSpec.builder("python").build();
     /** One state root for the class: its snapshots are made once. */
-    private static final Path STATE_ROOT = TestGuest.stateRoot();
-    private final List<MicroVmBackend> backends = new ArrayList<>();
+    private static final TestBackends BACKENDS = new TestBackends();
+    private static final Path STATE_ROOT = BACKENDS.stateRoot();
 
     @AfterEach
     void closeBackends() {
-        backends.forEach(MicroVmBackend::close);
+        BACKENDS.closeAll();
     }
 
     @AfterAll
     static void removeStateRoot() throws IOException {
-        TreeRemoval.remove(STATE_ROOT, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
+        BACKENDS.removeStateRoot();
     }
 
     private MicroVmBackend backend(int warmPool) {
-        MicroVmBackend backend = MicroVmBackend.builder().guest(TestGuest.image()).stateRoot(STATE_ROOT)
-                .warmPool(warmPool).build();
-        backends.add(backend);
-        return backend;
+        return BACKENDS.build(builder -> builder.warmPool(warmPool));
     }
 
     private static SandboxKey key(String thread) {
@@ -60,9 +52,7 @@ class MicroVmWarmPoolTest {
     }
 
     private static ExecResult run(Sandbox sandbox, String script) {
-        ExecResult result = sandbox.exec(Command.shell(script), ExecOptions.in(SandboxSpec.DEFAULT_WORK_DIR, TIMEOUT));
-        assertThat(result.exitCode()).as(result.stderrText()).isZero();
-        return result;
+        return TestGuest.succeeded(sandbox, script);
     }
 
     private static String pool(MicroVmBackend backend) {

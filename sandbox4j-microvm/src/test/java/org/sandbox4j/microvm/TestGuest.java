@@ -5,6 +5,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import org.sandbox4j.core.Command;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.Sandbox;
+import org.sandbox4j.core.SandboxSpec;
 
 /**
  * The guest the tests boot: {@code scripts/test.sh} installs QEMU, builds it and exports its
@@ -14,6 +20,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 final class TestGuest {
 
     static final String PROBLEM = "SANDBOX4J_MICROVM_PROBLEM";
+    /** How long a test's command may run. */
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     private TestGuest() {
     }
@@ -26,6 +34,13 @@ final class TestGuest {
                     ? "run the build through scripts/test.sh, which installs QEMU and builds the guest"
                     : "provisioning failed: " + problem));
         });
+    }
+
+    /** Runs {@code script} in {@code sandbox}'s work dir, asserting it exits 0; its result. */
+    static ExecResult succeeded(Sandbox sandbox, String script) {
+        ExecResult result = sandbox.exec(Command.shell(script), ExecOptions.in(SandboxSpec.DEFAULT_WORK_DIR, TIMEOUT));
+        org.assertj.core.api.Assertions.assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        return result;
     }
 
     /** A builder on a fresh short state root (unix socket paths must stay short). */
