@@ -1527,7 +1527,7 @@ static int open_virtio_name(const char *name) {
     DIR *d = opendir("/sys/class/virtio-ports");
     if (!d) return -1;
     struct dirent *e;
-    int fd = -1;
+    int fd = -1, found = 0;
     while (fd < 0 && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
         char path[300], text[128] = "";
@@ -1537,10 +1537,13 @@ static int open_virtio_name(const char *name) {
         if (fgets(text, sizeof text, f)) text[strcspn(text, "\n")] = 0;
         fclose(f);
         if (strcmp(text, name) != 0) continue;
+        found = 1;
         snprintf(path, sizeof path, "/dev/%s", e->d_name);
         fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
     }
+    int err = errno;
     closedir(d);
+    errno = found ? err : ENOENT; /* what a log line then says: no such port, not a stale errno */
     return fd;
 }
 
@@ -1964,7 +1967,9 @@ static void egress_start(void) {
     if (fd < 0) {
         int err = errno;
         if (!egress_started && ++egress_port_tries >= EGRESS_PORT_TRIES) {
-            logf_("egress: no port %s (%s): nothing listens for egress", name, strerror(err));
+            /* a guest made without the egress port (closed egress) has no such virtio port: nothing to say */
+            if (egress_port_path || err != ENOENT)
+                logf_("egress: no port %s (%s): nothing listens for egress", name, strerror(err));
             egress_due = -1;
         } else if (egress_started) {
             if (!egress_outage_logged) logf_("egress: port %s: %s; trying again every second", name, strerror(err));

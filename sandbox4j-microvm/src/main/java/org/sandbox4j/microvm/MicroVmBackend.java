@@ -146,6 +146,8 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
     private static final KeyedLocks<Path> DIRECTORY_CHANGES = new KeyedLocks<>();
     /** How long an idle guest's warm-up command may take. */
     private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(30);
+    /** How old a guest directory with no readable record must be before a reaper ends it. */
+    private static final Duration UNRECORDED_GRACE = Duration.ofMinutes(1);
     /** How often acquires look for guests nobody vouches for any more. */
     private static final Duration REAP_INTERVAL = Duration.ofSeconds(5);
     /** A lease is renewed this many times within its length: two renewals may fail before it runs out. */
@@ -737,6 +739,40 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
                     + (guest.record().ownerAlive() ? ", whose lease ran out at " + guest.record().leaseUntil()
                     : ", whose owner is gone"));
             remove(guest.directory());
+        }
+        for (Path directory : unrecorded(now)) {
+            LOG.log(System.Logger.Level.INFO, () -> "backend '" + name + "': ending the guest in " + directory
+                    + ", which has no record this version reads (an older sandbox4j's, or one never finished)");
+            remove(directory);
+        }
+    }
+
+    /**
+     * Guest directories with no record this version can read, made longer than
+     * {@link #UNRECORDED_GRACE} ago: an older version's guests (whose QEMU nothing else would end)
+     * and directories whose making failed half-way. A directory being made now has its record
+     * within milliseconds.
+     */
+    private List<Path> unrecorded(Instant now) {
+        List<Path> found = new ArrayList<>();
+        try (Stream<Path> entries = Files.list(stateRoot)) {
+            entries.filter(path -> path.getFileName().toString().startsWith(DIRECTORY_PREFIX)
+                    || path.getFileName().toString().startsWith(TEMPLATE_PREFIX))
+                    .filter(path -> Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS))
+                    .filter(path -> SandboxRecord.readFrom(path).isEmpty())
+                    .filter(path -> madeBefore(path, now.minus(UNRECORDED_GRACE)))
+                    .forEach(found::add);
+        } catch (IOException | UncheckedIOException unreadable) {
+            return List.of();
+        }
+        return found;
+    }
+
+    private static boolean madeBefore(Path directory, Instant instant) {
+        try {
+            return Files.getLastModifiedTime(directory, LinkOption.NOFOLLOW_LINKS).toInstant().isBefore(instant);
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -105,6 +107,25 @@ class MicroVmLeaseTest {
 
         assertThat(Files.exists(second.directory())).isFalse();
         assertThat(second.process().onExit().get(GONE_WITHIN_SECONDS, TimeUnit.SECONDS).isAlive()).isFalse();
+    }
+
+    @Test
+    void aGuestWithARecordThisVersionCannotReadIsEndedOnceItIsOld() throws Exception {
+        MicroVmBackend owner = backend(Duration.ofMinutes(5));
+        MicroVm old = vmOf(owner.acquire(key("old-format"), SPEC));
+        MicroVm young = vmOf(owner.acquire(key("young"), SPEC));
+        owner.stopRenewing();
+        // What the first version wrote: five lines of digests and the owner, no lease.
+        for (MicroVm vm : List.of(old, young)) {
+            Files.writeString(vm.directory().resolve(SandboxRecord.FILE), "a\nb\nc\n1\n2\n");
+        }
+        Files.setLastModifiedTime(old.directory(), FileTime.from(Instant.now().minus(Duration.ofHours(1))));
+
+        backend(Duration.ofMinutes(5));
+
+        assertThat(Files.exists(old.directory())).isFalse();
+        assertThat(old.process().onExit().get(GONE_WITHIN_SECONDS, TimeUnit.SECONDS).isAlive()).isFalse();
+        assertThat(young.process().isAlive()).as("a directory made just now may still be getting its record").isTrue();
     }
 
     /** Writes the record as an owner that stopped renewing leaves it: its lease ran out. */
