@@ -34,11 +34,11 @@ import org.sandbox4j.microvm.WarmPools;
  * local backend: an acquire of a new key restored from the backend's snapshot, one claimed from a
  * warm pool ({@code warmPool(1)}), and one that boots cold (snapshots off), each with its first
  * {@code exec("/bin/true")}, against the same QEMU command
- * line booted by hand ({@link HandBootedGuest}) and one exec over a
- * bare {@link org.sandbox4j.agent.AgentConnection}; a warm {@code /bin/true} through the sandbox,
+ * line booted by hand ({@link HandBootedGuest}), and the same snapshot restored by hand, each
+ * with one exec over a bare {@link org.sandbox4j.agent.AgentConnection}; a warm {@code /bin/true} through the sandbox,
  * through a bare connection to a hand-booted guest (the layers' cost) and through bubblewrap (on
  * {@link BubblewrapExecBenchmark}'s own warm sandbox); a warm
- * {@code python3 -c 'print(sum(range(10)))'} on both backends.
+ * {@code python3 -c 'print(sum(range(10)))'} on both backends and over the bare connection.
  * Issue 20's targets: restore acquire + first exec within 150 ms median, warm exec within 10 ms.
  *
  * <p>Run: {@code SANDBOX4J_MICROVM_GUEST=dir java -jar sandbox4j-bench/target/benchmarks.jar MicroVmBenchmark}
@@ -95,6 +95,14 @@ public class MicroVmBenchmark extends WarmSandboxBenchmark<MicroVmBackend> {
     @BenchmarkMode(Mode.SingleShotTime)
     @Warmup(iterations = 1)
     @Measurement(iterations = 5)
+    public int sameSnapshotRestoredByHandAndFirstExec(RestoredGuest restored) throws IOException {
+        return bareExec(restored.restore(), TRUE).exitCode();
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SingleShotTime)
+    @Warmup(iterations = 1)
+    @Measurement(iterations = 5)
     public int warmPoolAcquireAndFirstExec(PooledBackend pooled, ColdKey cold) {
         return cold.acquire(pooled.backend, spec).exec(TRUE, options).exitCode();
     }
@@ -133,6 +141,11 @@ public class MicroVmBenchmark extends WarmSandboxBenchmark<MicroVmBackend> {
     @Benchmark
     public ExecResult pythonSumThroughTheBackend() {
         return warm.exec(SUM, options);
+    }
+
+    @Benchmark
+    public ExecResult pythonSumOverABareAgentConnection(WarmGuest guest) {
+        return bareExec(guest.booted, SUM);
     }
 
     @Benchmark
@@ -212,6 +225,48 @@ public class MicroVmBenchmark extends WarmSandboxBenchmark<MicroVmBackend> {
                 booted.close();
                 booted = null;
             }
+        }
+    }
+
+    /**
+     * The backend's snapshot, made once before measuring by a backend of its own (one acquire), then
+     * restored by hand in each measured call ({@link HandBootedGuest#restore}) and killed after it,
+     * unmeasured.
+     */
+    @State(Scope.Benchmark)
+    public static class RestoredGuest {
+
+        private Path stateRoot;
+        private MicroVmBackend maker;
+        private HandBootedGuest restored;
+
+        @Setup(Level.Trial)
+        public void makeSnapshot() throws IOException {
+            stateRoot = Files.createTempDirectory(Path.of("/tmp"), "s4jr",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx--x--x")));
+            maker = MicroVmBackend.builder().guest(guestImage()).stateRoot(stateRoot).build();
+            SandboxKey first = new SandboxKey(WarmSandboxBenchmark.TENANT, "snapshot", "maker");
+            maker.acquire(first, SandboxSpec.builder("bench").build());
+            maker.dispose(first);
+        }
+
+        HandBootedGuest restore() throws IOException {
+            restored = HandBootedGuest.restore(guestImage(), stateRoot, BOOT_DEADLINE);
+            return restored;
+        }
+
+        @TearDown(Level.Invocation)
+        public void kill() {
+            if (restored != null) {
+                restored.close();
+                restored = null;
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void close() throws IOException {
+            maker.close();
+            TreeRemoval.remove(stateRoot, TreeRemoval.Mode.PROCESSES_STOPPED, TreeRemoval.DEFAULT_DEADLINE);
         }
     }
 

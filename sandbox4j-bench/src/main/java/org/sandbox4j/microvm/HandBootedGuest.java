@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.sandbox4j.agent.AgentConnection;
@@ -14,7 +16,8 @@ import org.sandbox4j.core.spi.TreeRemoval;
  * with: the very QEMU command line the backend boots ({@link QemuLaunch#argv()} with the builder's
  * defaults) started with a {@link ProcessBuilder}, and a bare {@link AgentConnection} on its agent
  * socket; no record, no console reader, no work dir. It lives in this package, in the bench's jar,
- * only to reach the package-private {@link QemuLaunch}; the QEMU process is killed by pid on close,
+ * only to reach the package-private {@link QemuLaunch}; {@link #restore} does the same for a
+ * snapshot restore. The QEMU process is killed by pid on close,
  * on a failed boot and at JVM exit.
  */
 public final class HandBootedGuest implements AutoCloseable {
@@ -49,26 +52,68 @@ public final class HandBootedGuest implements AutoCloseable {
         // What the backend also does, and no more: QEMU 10's microvm resets about one boot in ten before the
         // kernel starts (QEMU exits with 0), and may drop the agent's first connection (MicroVm#openAgent).
         for (int attempt = 1; ; attempt++) {
-            Path directory = Files.createTempDirectory("s4jq");
-            // The bare mechanism runs QEMU as this user: no setpriv in front of the same command line.
-            QemuLaunch launch = new QemuLaunch(QEMU, guest, Accelerator.probeHost().accelerator(), MEMORY_MIB, CPUS,
-                    OVERLAY_MIB, PROCESSES, directory, Optional.empty(), false);
-            Files.createDirectory(launch.qemuDirectory());
-            Process qemu = new ProcessBuilder(launch.argv()).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            Thread killAtExit = new Thread(qemu::destroyForcibly, NAME + " qemu killer");
-            Runtime.getRuntime().addShutdownHook(killAtExit);
             try {
-                qemu.getOutputStream().close();
-                AgentConnection agent = MicroVm.openAgent(launch.agentSocket(), qemu.toHandle(), until, NAME);
-                return new HandBootedGuest(directory, qemu, killAtExit, agent);
-            } catch (IOException | RuntimeException e) {
-                boolean reset = !qemu.isAlive() && qemu.exitValue() == 0;
-                kill(qemu, killAtExit, directory);
-                if (!reset || attempt >= MicroVm.BOOT_ATTEMPTS) {
-                    throw e;
+                return start(guest, until, Optional.empty());
+            } catch (GuestReset reset) {
+                if (attempt >= MicroVm.BOOT_ATTEMPTS) {
+                    throw new IOException("the guest reset on each of " + attempt + " boots", reset.getCause());
                 }
             }
+        }
+    }
+
+    /**
+     * Restores {@code guest} from the snapshot a {@link MicroVmBackend} on {@code stateRoot} made of
+     * the same launch: QEMU started with the backend's restore arguments ({@code -incoming defer},
+     * the snapshot's memory mapped privately), the device state streamed in as the backend does
+     * ({@link MicroVm#receiveSnapshot}), and a bare agent connection; no reseed, no clock, no lease,
+     * no record.
+     *
+     * @throws IllegalStateException there is no such snapshot on {@code stateRoot}
+     */
+    public static HandBootedGuest restore(GuestImage guest, Path stateRoot, Duration deadline) throws IOException {
+        return start(guest, System.nanoTime() + deadline.toNanos(), Optional.of(stateRoot));
+    }
+
+    private static HandBootedGuest start(GuestImage guest, long until, Optional<Path> snapshotsOf)
+            throws IOException {
+        Path directory = Files.createTempDirectory("s4jq");
+        // The bare mechanism runs QEMU as this user: no setpriv in front of the same command line.
+        QemuLaunch launch = new QemuLaunch(QEMU, guest, Accelerator.probeHost().accelerator(), MEMORY_MIB, CPUS,
+                OVERLAY_MIB, PROCESSES, directory, Optional.empty(), false);
+        Optional<GuestSnapshots.Snapshot> snapshot = snapshotsOf.map(root -> new GuestSnapshots(root,
+                Optional.empty()).existing(launch).orElseThrow(() -> new IllegalStateException(
+                "no snapshot of this launch under " + root + ": acquire a sandbox on a MicroVmBackend there first")));
+        Files.createDirectory(launch.qemuDirectory());
+        List<String> argv = new ArrayList<>(launch.argv());
+        snapshot.ifPresent(made -> argv.addAll(launch.restoreArguments(made.memory())));
+        Process qemu = new ProcessBuilder(argv).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Thread killAtExit = new Thread(qemu::destroyForcibly, NAME + " qemu killer");
+        Runtime.getRuntime().addShutdownHook(killAtExit);
+        try {
+            qemu.getOutputStream().close();
+            if (snapshot.isPresent()) {
+                MicroVm.receiveSnapshot(launch, snapshot.get().state(), qemu.toHandle(), until);
+            }
+            AgentConnection agent = MicroVm.openAgent(launch.agentSocket(), qemu.toHandle(), until, NAME);
+            return new HandBootedGuest(directory, qemu, killAtExit, agent);
+        } catch (IOException | RuntimeException e) {
+            boolean reset = snapshot.isEmpty() && !qemu.isAlive() && qemu.exitValue() == 0;
+            kill(qemu, killAtExit, directory);
+            if (reset) {
+                throw new GuestReset(e);
+            }
+            throw e;
+        }
+    }
+
+    /** A boot that ended with QEMU exiting 0 before the agent answered; its cause is what the boot threw. */
+    private static final class GuestReset extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        GuestReset(Exception boot) {
+            super(boot);
         }
     }
 

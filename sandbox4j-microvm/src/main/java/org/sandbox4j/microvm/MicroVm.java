@@ -206,7 +206,7 @@ final class MicroVm implements AutoCloseable {
      * memory it already maps ({@code x-ignore-shared}, as the template's was made), and copies the
      * snapshot's device state into the socket it then serves, under the deadline.
      */
-    private static void receiveSnapshot(QemuLaunch launch, Path state, ProcessHandle qemu, long until)
+    static void receiveSnapshot(QemuLaunch launch, Path state, ProcessHandle qemu, long until)
             throws IOException {
         try (QemuMonitor monitor = QemuMonitor.connect(launch.monitorSocket(), qemu, until);
                 QemuSockets.Guard monitorDeadline = QemuSockets.closeAt(until, monitor)) {
