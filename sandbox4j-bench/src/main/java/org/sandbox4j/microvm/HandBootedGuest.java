@@ -49,8 +49,8 @@ public final class HandBootedGuest implements AutoCloseable {
      */
     public static HandBootedGuest boot(GuestImage guest, Duration deadline) throws IOException {
         long until = System.nanoTime() + deadline.toNanos();
-        // What the backend also does, and no more: QEMU 10's microvm resets about one boot in ten before the
-        // kernel starts (QEMU exits with 0), and may drop the agent's first connection (MicroVm#openAgent).
+        // What the backend also does, and no more: a boot that resets before its agent answers (QEMU exits 0) is
+        // made again, and the agent's first connection may be dropped (MicroVm#openAgent).
         for (int attempt = 1; ; attempt++) {
             try {
                 return start(guest, until, Optional.empty());

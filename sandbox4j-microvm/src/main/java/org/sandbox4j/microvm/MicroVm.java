@@ -41,8 +41,9 @@ final class MicroVm implements AutoCloseable {
     private static final int RESEED_BYTES = 64;
     private static final int PID_FILE_BYTES = 32;
     /**
-     * How many boots a guest that resets while booting gets: QEMU 10 resets about one boot in ten
-     * here, and three in a row were seen in a run of twenty boots.
+     * How many boots a guest that resets while booting gets. The resets once seen here (from one
+     * boot in ten to nine in ten, varying by the hour) were the legacy PIT's tick arriving as vector 0,
+     * which {@link QemuLaunch} now leaves out; the retry stays for a reset of any other cause.
      */
     static final int BOOT_ATTEMPTS = 5;
     private static final System.Logger LOG = System.getLogger(MicroVm.class.getName());
@@ -83,9 +84,9 @@ final class MicroVm implements AutoCloseable {
 
     /**
      * A boot, made again when the guest reset before its agent answered (QEMU, run with
-     * {@code -no-reboot}, then exits with 0 at once): QEMU 10's microvm resets about one boot in ten
-     * here within half a second, before the kernel prints a line (measured). A boot that fails any
-     * other way is not retried.
+     * {@code -no-reboot}, then exits with 0 at once), as it did before the kernel printed a line
+     * while the machine had a PIT ({@link #BOOT_ATTEMPTS}). A boot that fails any other way is not
+     * retried.
      */
     private static MicroVm bootRetryingResets(QemuLaunch launch, List<String> extraArguments, Duration deadline,
             String backendName) {

@@ -165,8 +165,12 @@ record QemuLaunch(Path qemu, GuestImage guest, Accelerator accelerator, int memo
     /** QEMU's own command line. */
     List<String> qemuArgv() {
         List<String> argv = new ArrayList<>();
+        // No legacy PIT and no 8259 PIC (as Firecracker): with both, the PIT's first tick reaches the
+        // PIC before the kernel programs it, and arrives as vector 0 right after the kernel first
+        // enables interrupts; the kernel reads it as a divide error and panics, so QEMU exits 0.
+        // Measured here under TCG: with them 0 boots in 5 at times, without them 5 in 5.
         argv.addAll(List.of(qemu.toString(),
-                "-M", "microvm,isa-serial=on,rtc=on",
+                "-M", "microvm,isa-serial=on,rtc=on,pit=off,pic=off",
                 "-accel", accelerator.qemuOption(),
                 "-m", memoryMib + "M",
                 "-smp", Integer.toString(cpus),
