@@ -224,7 +224,12 @@ public final class CodeAct {
          * @return the runner, or empty when no backend is configured
          */
         public Optional<CodeActRunner> buildRunner() {
-            return build().map(CodeActRunner::new);
+            boolean supervised = withHostTools();
+            return build().map(tool -> new CodeActRunner(tool, supervised));
+        }
+
+        private boolean withHostTools() {
+            return hostTools != null && hostTools.size() > 0;
         }
 
         private SandboxTool bind(CodeActConfig config) {
@@ -247,7 +252,7 @@ public final class CodeAct {
             }
             SandboxSpec configured = hostSpec.build();
             TransferLimits filesIn = configured.filesIn();
-            boolean withHostTools = hostTools != null && hostTools.size() > 0;
+            boolean withHostTools = withHostTools();
             int transportFiles = withHostTools ? 2 : 1; // the program, plus the shim
             if (filesIn.maxFiles() < transportFiles) {
                 throw new IllegalArgumentException("filesIn allows " + filesIn.maxFiles() + " file(s), but every call "

@@ -109,6 +109,8 @@ final class CodeActBody implements ToolBody {
     /** One call, in the order the class documentation gives; refusals are thrown as {@link ToolRefusal}. */
     CodeActOutcome run(ToolCall call, Map<String, Object> arguments) {
         CallArguments request = CallArguments.parse(arguments, config);
+        CodeActRunner.Observation observer = CodeActRunner.observer();
+        CodeActRunner.Program given = observer == null ? CodeActRunner.Program.AS_IS : observer.program();
         SandboxKey key = call.key();
         Language language = request.language();
         byte[] program = request.code().getBytes(StandardCharsets.UTF_8);
@@ -139,7 +141,7 @@ final class CodeActBody implements ToolBody {
         } else {
             writeShared(call, sandbox, workDir, filesPrefix, shared);
             write(call, sandbox, workDir, filesPrefix + language.programFileName(), program);
-            result = runPlain(call, sandbox, callDir, language);
+            result = runPlain(call, sandbox, callDir, language, given);
         }
 
         String report = ProgramReport.of(result);
@@ -242,12 +244,20 @@ final class CodeActBody implements ToolBody {
         }
     }
 
-    private ExecResult runPlain(ToolCall call, Sandbox sandbox, String callDir, Language language) {
+    private ExecResult runPlain(ToolCall call, Sandbox sandbox, String callDir, Language language,
+            CodeActRunner.Program given) {
         List<String> argv = new ArrayList<>(language.interpreter());
         argv.add(callDir + "/" + language.programFileName());
+        argv.addAll(given.arguments());
+        ExecOptions options = ExecOptions.in(callDir, config.execTimeout()).withOutputCap(config.maxOutputBytes());
+        if (given.stdin().isPresent()) {
+            options = options.withStdin(given.stdin().get());
+        }
+        if (call.output().isPresent()) {
+            options = options.withListener(call.output().get());
+        }
         try {
-            return sandbox.exec(Command.argv(argv),
-                    ExecOptions.in(callDir, config.execTimeout()).withOutputCap(config.maxOutputBytes()));
+            return sandbox.exec(Command.argv(argv), options);
         } catch (SandboxTimeoutException timeout) {
             throw new ToolRefusal(timedOut(config.execTimeout()), timeout);
         } catch (SandboxExecOutputLimitExceeded tooMuch) {

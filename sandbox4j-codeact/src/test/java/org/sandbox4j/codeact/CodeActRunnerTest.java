@@ -7,14 +7,17 @@ import static org.sandbox4j.codeact.CodeActFixture.code;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.SandboxTimeoutException;
 import org.sandbox4j.core.outputs.FileSystemSink;
 import org.sandbox4j.core.tool.ToolRefusal;
@@ -73,5 +76,33 @@ class CodeActRunnerTest {
         assertThat(run.outcome().result().error()).isTrue();
         assertThat(run.failure()).get().isInstanceOf(ToolRefusal.class);
         assertThat(run.failure().get().getCause()).isInstanceOf(SandboxTimeoutException.class);
+    }
+
+    @Test
+    void theProgramGetsStandardInputAndArgumentsAndItsOutputIsStreamedAsItArrives() {
+        CodeActRunner runner = codeAct().buildRunner().orElseThrow();
+        List<String> heard = new CopyOnWriteArrayList<>();
+        CodeActRunner.Program program = CodeActRunner.Program.AS_IS.withStdin("alice\n".getBytes(StandardCharsets.UTF_8))
+                .withArguments(List.of("one", "two words", "$(id)"))
+                .withOutput((stream, chunk) -> heard.add(stream + ":" + new String(chunk, StandardCharsets.UTF_8)));
+        CodeActRunner.Run run = runner.run(code("import sys\nprint('hello', input(), sys.argv[1:])\n"
+                + "print('e', file=sys.stderr)"), program);
+        ExecResult result = run.outcome().program().orElseThrow();
+        assertThat(result.stdoutText()).isEqualTo("hello alice ['one', 'two words', '$(id)']\n");
+        assertThat(String.join("", heard.stream().filter(line -> line.startsWith(ExecStream.STDOUT + ":"))
+                .map(line -> line.substring(ExecStream.STDOUT.toString().length() + 1)).toList()))
+                .isEqualTo(result.stdoutText());
+        assertThat(heard).anySatisfy(line -> assertThat(line).isEqualTo(ExecStream.STDERR + ":e\n"));
+    }
+
+    @Test
+    void aModelsCallOfTheSameToolIsNotStreamedUnlessAsked() {
+        CodeActRunner runner = codeAct().buildRunner().orElseThrow();
+        List<byte[]> heard = new CopyOnWriteArrayList<>();
+        assertThat(runner.tool().call(code("print('x')"), (stream, chunk) -> heard.add(chunk)).text())
+                .contains("x");
+        assertThat(heard).isNotEmpty();
+        assertThat(runner.run(code("import sys\nprint(len(sys.argv), sys.stdin.read() == '')")).outcome().program()
+                .orElseThrow().stdoutText()).isEqualTo("1 True\n");
     }
 }

@@ -2,7 +2,9 @@ package org.sandbox4j.core.tool;
 
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
+import org.sandbox4j.core.ExecListener;
 import org.sandbox4j.core.spi.Json;
 
 /**
@@ -47,7 +49,18 @@ public final class SandboxTool {
      *                                               directory was still reclaimed (with a short bound)
      */
     public ToolResult call(Map<String, Object> arguments) {
-        return binding.invoke(Objects.requireNonNull(arguments, "arguments"));
+        return binding.invoke(Objects.requireNonNull(arguments, "arguments"), Optional.empty());
+    }
+
+    /**
+     * Runs one call as {@link #call(Map)} does, and hands {@code output} what the call's program
+     * prints as it arrives, for a host that shows progress (an MCP client's progress
+     * notifications, a terminal). The result still holds all of it. A kind that runs no program
+     * of the caller's, or cannot watch it, hands {@code output} nothing.
+     */
+    public ToolResult call(Map<String, Object> arguments, ExecListener output) {
+        return binding.invoke(Objects.requireNonNull(arguments, "arguments"),
+                Optional.of(Objects.requireNonNull(output, "output")));
     }
 
     /** Runs one call with the arguments as JSON text, as most frameworks hand them over. */

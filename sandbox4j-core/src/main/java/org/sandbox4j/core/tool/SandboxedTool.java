@@ -13,6 +13,7 @@ import java.util.function.Consumer;
 
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.Capability;
+import org.sandbox4j.core.ExecListener;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.GuestPathReclaim;
 import org.sandbox4j.core.spi.Json;
@@ -116,8 +117,8 @@ public final class SandboxedTool {
         return logger;
     }
 
-    ToolResult invoke(Map<String, Object> arguments) {
-        ToolCall call = new ToolCall(this);
+    ToolResult invoke(Map<String, Object> arguments, Optional<ExecListener> output) {
+        ToolCall call = new ToolCall(this, output);
         boolean cancelled = false;
         try {
             return body.call(call, Collections.unmodifiableMap(new LinkedHashMap<>(arguments)));

@@ -6,9 +6,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 
 import org.sandbox4j.core.CallerContext;
+import org.sandbox4j.core.ExecListener;
+import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.FileStore;
 import org.sandbox4j.core.NoSandboxBackend;
@@ -38,10 +41,21 @@ public final class ToolCall {
     private final SandboxedTool tool;
     private final String callId = UUID.randomUUID().toString().replace("-", "").substring(0, CALL_ID_HEX_DIGITS);
     private final Map<SandboxKey, Sandbox> acquired = new LinkedHashMap<>();
+    private final Optional<ExecListener> output;
     private boolean closed;
 
-    ToolCall(SandboxedTool tool) {
+    ToolCall(SandboxedTool tool, Optional<ExecListener> output) {
         this.tool = tool;
+        this.output = output;
+    }
+
+    /**
+     * Who wants the program's output as it arrives ({@link SandboxTool#call(Map, ExecListener)}):
+     * a body passes it to the exec that runs the caller's program ({@link ExecOptions#withListener}),
+     * and to no other.
+     */
+    public Optional<ExecListener> output() {
+        return output;
     }
 
     /** The tool's name, for sentences and log records. */
