@@ -278,6 +278,21 @@ final class AcaSandbox implements ConfinedFilesSandbox {
             answer(response, "write " + GuestText.quote(path));
         }
 
+        /**
+         * The service has no directory call (its uploads make parents themselves): the guest's own
+         * {@code mkdir -p}, as the work dir is made, after the walk refused every link on the way.
+         */
+        @Override
+        protected void makeDirectories(Object call, String confined, String path) {
+            ExecResult made = exec(Command.argv("mkdir", "-p", "--", confined),
+                    ExecOptions.in(ROOT, backend.config().readTimeout()));
+            if (made.exitCode() != 0) {
+                throw new SandboxFileException("backend '" + backend.name() + "': the guest could not make the "
+                        + "directory " + GuestText.quote(path) + " (mkdir exited " + made.exitCode() + ": "
+                        + GuestText.quote(made.stderrText().strip()) + ")");
+            }
+        }
+
         /** The service's reads follow links; the walk and this stat refused a link before the read is sent. */
         @Override
         protected byte[] read(Object call, String confined, Stat stat, long cap, String path) {

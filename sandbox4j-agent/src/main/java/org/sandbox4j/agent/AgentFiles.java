@@ -235,8 +235,17 @@ public final class AgentFiles extends ConfinedFiles<Void> {
     // ---------------------------------------------------------------- steps
 
     /** Makes each missing parent of {@code absolute}, top down; one made meanwhile by another is as good. */
+    @Override
+    protected void makeDirectories(Void call, String absolute, String path) {
+        makeChain(GuestPaths.directoryChain(absolute), path);
+    }
+
     private void makeParents(String absolute, String path) {
-        List<String> chain = GuestPaths.directoryChain(GuestPaths.parent(absolute));
+        makeChain(GuestPaths.directoryChain(GuestPaths.parent(absolute)), path);
+    }
+
+    /** Makes each missing directory of {@code chain} in turn; one the guest made meanwhile is entered. */
+    private void makeChain(List<String> chain, String path) {
         for (String directory : chain) {
             Optional<Stat> existing = lstat(null, directory);
             if (existing.isPresent()) {

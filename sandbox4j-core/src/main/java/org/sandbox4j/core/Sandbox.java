@@ -55,6 +55,18 @@ public interface Sandbox {
      */
     void writeFile(String path, byte[] content, String workingDirectory);
 
+    /**
+     * Makes the directory {@code path} and its missing parents ({@code mkdir -p}); an existing
+     * directory is success. Confined and walked as {@link #writeFile} is; nothing made can be a link.
+     * Part of {@link Capability#FILES_IN}.
+     *
+     * @throws SandboxPathNotConfined outside the working directory, through a linked parent, or onto a link
+     * @throws SandboxNotADirectory   the path or a parent is a file or other non-directory
+     */
+    default void mkdir(String path, String workingDirectory) {
+        throw notDeclared(Capability.FILES_IN, "mkdir");
+    }
+
     /** Writes {@code content} as UTF-8, whatever the host's locale. */
     default void writeFile(String path, String content, String workingDirectory) {
         writeFile(path, content == null ? null : content.getBytes(StandardCharsets.UTF_8), workingDirectory);
@@ -127,6 +139,29 @@ public interface Sandbox {
     default List<SandboxEntry> listDir(String path, String workingDirectory) {
         throw notDeclared(Capability.FILES_LIST, "listDir");
     }
+
+    /**
+     * Lists the tree under a directory down to {@code depth} levels ({@code 1}: what {@link
+     * #listDir(String, String)} lists), sorted by path, each entry as {@link #stat} describes it.
+     * Only real directories are entered: a link is listed as a link and never followed. The whole
+     * listing holds at most {@link HostCeilings#MAX_LISTED_ENTRIES} entries; past it, it is refused
+     * whole. A directory the guest swaps for a link while it is listed refuses the listing.
+     *
+     * @throws IllegalArgumentException  {@code depth} below 1 or above {@link #MAX_LISTING_DEPTH}
+     * @throws SandboxTransferCapExceeded more entries than one listing holds
+     * @throws SandboxPathNotConfined    the directory or an ancestor is a link, or outside
+     * @throws SandboxNotADirectory     it or a parent is not a directory
+     * @throws SandboxFileNotFound      nothing there
+     */
+    default List<SandboxEntry> listDir(String path, String workingDirectory, int depth) {
+        if (depth < 1 || depth > MAX_LISTING_DEPTH) {
+            throw new IllegalArgumentException("a listing's depth is from 1 to " + MAX_LISTING_DEPTH + ", not " + depth);
+        }
+        return TreeListing.list(this, path, workingDirectory, depth);
+    }
+
+    /** The deepest listing {@link #listDir(String, String, int)} walks. */
+    int MAX_LISTING_DEPTH = 64;
 
     /**
      * Removes a path. A missing path is success. A link is unlinked, never followed, including

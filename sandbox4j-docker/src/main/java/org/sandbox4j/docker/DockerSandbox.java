@@ -406,21 +406,41 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         /** The deepest directory that exists receives one archive holding the missing parents and the file. */
         @Override
         protected void write(Map<String, Optional<Stat>> seen, String confined, byte[] content, String path) {
+            Missing missing = missing(seen, GuestPaths.directoryChain(GuestPaths.parent(confined)));
+            Tar.Writer archive = missing.archive(backend.tarWriter());
+            archive.file(below(confined, missing.existing()), FILE_MODE, content);
+            put(missing.existing(), archive.finish(), "write " + GuestText.quote(path));
+        }
+
+        @Override
+        protected void makeDirectories(Map<String, Optional<Stat>> seen, String confined, String path) {
+            Missing missing = missing(seen, GuestPaths.directoryChain(confined));
+            put(missing.existing(), missing.archive(backend.tarWriter()).finish(), "make the directory " + GuestText.quote(path));
+        }
+
+        /** The deepest directory of {@code chain} that exists, and the ones below it that do not. */
+        private Missing missing(Map<String, Optional<Stat>> seen, List<String> chain) {
             String existing = "/";
-            List<String> missing = new ArrayList<>();
-            for (String directory : GuestPaths.directoryChain(GuestPaths.parent(confined))) {
-                if (!missing.isEmpty() || lstat(seen, directory).isEmpty()) {
-                    missing.add(directory);
+            List<String> absent = new ArrayList<>();
+            for (String directory : chain) {
+                if (!absent.isEmpty() || lstat(seen, directory).isEmpty()) {
+                    absent.add(directory);
                 } else {
                     existing = directory;
                 }
             }
-            Tar.Writer archive = backend.tarWriter();
-            for (String directory : missing) {
-                archive.directory(below(directory, existing), DIRECTORY_MODE);
+            return new Missing(existing, List.copyOf(absent));
+        }
+
+        private record Missing(String existing, List<String> directories) {
+
+            /** An archive, to extract in {@link #existing}, that holds the missing directories. */
+            Tar.Writer archive(Tar.Writer archive) {
+                for (String directory : directories) {
+                    archive.directory(below(directory, existing), DIRECTORY_MODE);
+                }
+                return archive;
             }
-            archive.file(below(confined, existing), FILE_MODE, content);
-            put(existing, archive.finish(), "write " + GuestText.quote(path));
         }
 
         @Override

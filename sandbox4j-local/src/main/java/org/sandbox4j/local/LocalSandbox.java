@@ -98,6 +98,12 @@ abstract class LocalSandbox implements Sandbox {
     }
 
     @Override
+    public final void mkdir(String path, String workingDirectory) {
+        requireLive();
+        files.mkdir(path, workingDirectory);
+    }
+
+    @Override
     public final void remove(String path, String workingDirectory, boolean recursive) {
         requireLive();
         files.remove(path, workingDirectory, recursive);

@@ -104,6 +104,14 @@ final class MicroVmSandbox implements ConfinedFilesSandbox {
     }
 
     @Override
+    public void mkdir(String path, String workingDirectory) {
+        guarded(() -> {
+            files.mkdir(path, workingDirectory);
+            return null;
+        });
+    }
+
+    @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
         guarded(() -> {
             files.remove(path, workingDirectory, recursive);

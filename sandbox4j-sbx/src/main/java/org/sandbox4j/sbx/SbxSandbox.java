@@ -292,6 +292,12 @@ final class SbxSandbox implements Sandbox {
         return files(path, workingDirectory).listDir(path, workingDirectory);
     }
 
+    @Override
+    public void mkdir(String path, String workingDirectory) {
+        files(path, workingDirectory).mkdir(path, workingDirectory);
+        handOver(GuestPaths.confine(path, workingDirectory));
+    }
+
     /** The workspace's files, once this instance is live and {@code path} lies in the workspace. */
     private WorkspaceFiles files(String path, String workingDirectory) {
         requireLive();

@@ -67,6 +67,16 @@ public abstract class ForwardingSandbox implements Sandbox {
     }
 
     @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory, int depth) {
+        return delegate.listDir(path, workingDirectory, depth);
+    }
+
+    @Override
+    public void mkdir(String path, String workingDirectory) {
+        delegate.mkdir(path, workingDirectory);
+    }
+
+    @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
         delegate.remove(path, workingDirectory, recursive);
     }

@@ -136,6 +136,15 @@ public final class InMemorySandbox implements ConfinedFilesSandbox {
         }
 
         @Override
+        protected void makeDirectories(Object call, String absolute, String path) {
+            for (String directory : GuestPaths.directoryChain(absolute)) {
+                if (kindOf(directory).isEmpty()) {
+                    directories.add(directory);
+                }
+            }
+        }
+
+        @Override
         protected byte[] read(Object call, String absolute, Stat stat, long cap, String path) {
             return contents.get(absolute).clone();
         }

@@ -47,7 +47,7 @@ class ForwardingTest {
     @Test
     void theCheckCoversTheOptionalMethodsAndTheConveniences() {
         List<String> names = Arrays.stream(Sandbox.class.getMethods()).map(Method::getName).toList();
-        assertThat(names).contains("writeFile", "exec", "stat", "readFile", "listDir", "remove");
+        assertThat(names).contains("writeFile", "mkdir", "exec", "stat", "readFile", "listDir", "remove");
         assertThat(Arrays.stream(Sandbox.class.getMethods()).filter(Method::isDefault).count())
                 .as("the optional methods and the two conveniences are defaults").isGreaterThanOrEqualTo(6);
     }
@@ -63,9 +63,9 @@ class ForwardingTest {
                 Sandbox.class.getClassLoader(), new Class<?>[] {Sandbox.class}, (proxy, method, arguments) ->
                         method.isDefault() ? InvocationHandler.invokeDefault(proxy, method, arguments)
                                 : method.invoke(delegate, arguments)));
-        assertThat(missed).hasSize(5).allSatisfy(problem -> assertThat(problem).contains("never reached"));
-        assertThat(String.join("\n", missed)).contains("stat", "readFile", "listDir", "remove",
-                "relocatedWorkDir");
+        assertThat(missed).hasSize(7).allSatisfy(problem -> assertThat(problem).contains("never reached"));
+        assertThat(String.join("\n", missed)).contains("stat", "readFile", "listDir(java.lang.String,java.lang.String)",
+                "listDir(java.lang.String,java.lang.String,int)", "remove", "mkdir", "relocatedWorkDir");
     }
 
     /** Positive control: a forwarder that alters what it passes on is caught. */
@@ -146,6 +146,8 @@ class ForwardingTest {
             return new byte[] {1, 2, (byte) position};
         } else if (type == long.class) {
             return 4096L + position;
+        } else if (type == int.class) {
+            return 3 + position;
         } else if (type == boolean.class) {
             return true;
         } else if (type == Duration.class) {

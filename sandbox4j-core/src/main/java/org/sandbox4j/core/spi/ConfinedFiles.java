@@ -95,6 +95,13 @@ public abstract class ConfinedFiles<C> {
     protected abstract void write(C call, String absolute, byte[] content, String path);
 
     /**
+     * Makes the directory at {@code absolute} and its missing parents; a parent that exists is
+     * entered, never replaced. Nothing was there and no ancestor was a link when the walk looked; a
+     * primitive that finds something there now refuses as {@link #mkdir} would have.
+     */
+    protected abstract void makeDirectories(C call, String absolute, String path);
+
+    /**
      * Reads the regular file at {@code absolute}, holding at most {@code cap} bytes: past it, refuse
      * with {@link FileRefusals#readOverCap} (it may have grown since the stat).
      */
@@ -136,6 +143,21 @@ public abstract class ConfinedFiles<C> {
         call(path, "write", call -> {
             String confined = GuestPaths.confineWritePath(stat(call), path, workingDirectory);
             write(call, confined, content, path);
+            return null;
+        });
+    }
+
+    /** See {@link org.sandbox4j.core.Sandbox#mkdir(String, String)}. */
+    public final void mkdir(String path, String workingDirectory) {
+        refuseUnreachable(GuestPaths.confine(path, workingDirectory), path);
+        call(path, "make", call -> {
+            String confined = GuestPaths.refuseSymlinkedParents(stat(call), path, workingDirectory, true);
+            Optional<Stat> found = lstat(call, confined);
+            if (found.isEmpty()) {
+                makeDirectories(call, confined, path);
+            } else if (found.get().kind() != EntryKind.DIRECTORY) {
+                throw FileRefusals.mkdirOntoANonDirectory(path);
+            }
             return null;
         });
     }

@@ -7,7 +7,7 @@ import org.sandbox4j.core.SandboxEntry;
 
 /**
  * A sandbox whose file methods are its {@link ConfinedFiles}: implement {@link #files()} and
- * {@code exec}, and the five file methods come from the kit unchanged.
+ * {@code exec}, and the file methods come from the kit unchanged.
  */
 public interface ConfinedFilesSandbox extends Sandbox {
 
@@ -17,6 +17,11 @@ public interface ConfinedFilesSandbox extends Sandbox {
     @Override
     default void writeFile(String path, byte[] content, String workingDirectory) {
         files().writeFile(path, content, workingDirectory);
+    }
+
+    @Override
+    default void mkdir(String path, String workingDirectory) {
+        files().mkdir(path, workingDirectory);
     }
 
     @Override

@@ -75,6 +75,12 @@ public final class FileRefusals {
         return new SandboxNotADirectory(GuestText.quote(path) + " is not a directory; stat it instead of listing it");
     }
 
+    /** A directory to make where a file or other non-directory is. */
+    public static SandboxNotADirectory mkdirOntoANonDirectory(String path) {
+        return new SandboxNotADirectory(GuestText.quote(path) + " exists and is not a directory; nothing was made: "
+                + "remove it first or choose another path");
+    }
+
     /** A directory too large for one listing. */
     public static SandboxTransferCapExceeded listingTooLarge(String path) {
         return new SandboxTransferCapExceeded(GuestText.quote(path) + " holds more than "

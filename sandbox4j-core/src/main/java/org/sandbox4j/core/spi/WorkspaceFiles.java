@@ -213,6 +213,20 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
         }
     }
 
+    @Override
+    protected void makeDirectories(SecureDirectoryStream<Path> root, String confined, String path) {
+        List<String> parts = reachable(confined, path);
+        try (DirectoryHandles opened = new DirectoryHandles()) {
+            SecureDirectoryStream<Path> directory = root;
+            for (int i = 0; i < parts.size(); i++) {
+                directory = enterOrCreate(root, directory, parts.get(i), guestPath(parts, i + 1), path);
+                opened.keep(directory);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** However large the cap, no read holds more than {@link HostCeilings#MAX_BUFFERED_BYTES}. */
     @Override
     protected byte[] read(SecureDirectoryStream<Path> root, String confined, Stat stat, long cap, String path) {

@@ -89,6 +89,19 @@ public final class FilesInSuite {
                         Probe.of("a-linked-ancestor-of-the-working-directory",
                                 "the walk starts at '/', not at the working directory: a linked ancestor is an escape",
                                 FilesInSuite::aLinkedAncestorOfTheWorkingDirectory),
+                        Probe.of("mkdir-makes-the-directory-and-its-parents",
+                                "mkdir makes every missing directory of the path, and making it again is success",
+                                FilesInSuite::mkdirMakesTheDirectoryAndItsParents),
+                        Probe.of("mkdir-onto-a-file-is-not-a-directory",
+                                "mkdir where a file is, or below one, is 'not a directory' and leaves the file as it was",
+                                FilesInSuite::mkdirOntoAFileIsNotADirectory),
+                        Probe.of("mkdir-through-a-linked-parent-is-refused",
+                                "mkdir through a linked parent (out -> outside) would make directories outside the "
+                                        + "working directory",
+                                FilesInSuite::mkdirThroughALinkedParentIsRefused),
+                        Probe.of("mkdir-onto-a-link-is-refused",
+                                "mkdir of a path that is a link to a directory outside is an escape, not 'already there'",
+                                FilesInSuite::mkdirOntoALinkIsRefused),
                         Probe.of("planted-links-lead-outside",
                                 "the links these probes plant must really reach outside, or the refusals above prove "
                                         + "nothing",
@@ -237,6 +250,49 @@ public final class FilesInSuite {
         Check.refusedWith(SandboxPathNotConfined.class, "writing " + name + " with the working directory "
                 + linkedWorkingDirectory, () -> context.sandbox().writeFile(name, ATTACK, linkedWorkingDirectory));
         absent(context, paths.outside() + below + "/" + name, landedWhat);
+        stillALink(context, link);
+    }
+
+    private static void mkdirMakesTheDirectoryAndItsParents(ProbeContext context) {
+        context.sandbox().mkdir("made/deeper/deepest", context.workingDirectory());
+        Check.that(context.guest().isDirectory(context.paths().in("made/deeper/deepest")), "mkdir did not make "
+                + "made/deeper/deepest");
+        context.sandbox().mkdir("made/deeper", context.workingDirectory());
+        context.sandbox().writeFile("made/deeper/deepest/inside.txt", CONTROL, context.workingDirectory());
+        holds(context, context.paths().in("made/deeper/deepest/inside.txt"), CONTROL, "a file in the made directory");
+    }
+
+    private static void mkdirOntoAFileIsNotADirectory(ProbeContext context) {
+        String plain = context.paths().in("mkdir-plain.txt");
+        context.guest().plantFile(plain, ConformancePaths.PLAIN);
+        Check.refusedWith(SandboxNotADirectory.class, "mkdir mkdir-plain.txt",
+                () -> context.sandbox().mkdir("mkdir-plain.txt", context.workingDirectory()));
+        Check.refusedWith(SandboxNotADirectory.class, "mkdir mkdir-plain.txt/below",
+                () -> context.sandbox().mkdir("mkdir-plain.txt/below", context.workingDirectory()));
+        holds(context, plain, ConformancePaths.PLAIN, "the plain file in the way");
+    }
+
+    private static void mkdirThroughALinkedParentIsRefused(ProbeContext context) {
+        ConformancePaths paths = context.paths();
+        String link = paths.in("mkdir-linked-parent");
+        context.guest().plantDirectory(paths.outside());
+        context.guest().plantSymlink(link, paths.outside());
+        context.sandbox().mkdir("mkdir-real-parent/made", context.workingDirectory());
+        Check.that(context.guest().isDirectory(paths.in("mkdir-real-parent/made")), "the positive control mkdir did "
+                + "not make its directory");
+        Check.refusedWith(SandboxPathNotConfined.class, "mkdir mkdir-linked-parent/made",
+                () -> context.sandbox().mkdir("mkdir-linked-parent/made", context.workingDirectory()));
+        absent(context, paths.outside() + "/made", "the refused mkdir made a directory through the link");
+        stillALink(context, link);
+    }
+
+    private static void mkdirOntoALinkIsRefused(ProbeContext context) {
+        ConformancePaths paths = context.paths();
+        String link = paths.in("mkdir-linked-leaf");
+        context.guest().plantDirectory(paths.outside());
+        context.guest().plantSymlink(link, paths.outside());
+        Check.refusedWith(SandboxPathNotConfined.class, "mkdir mkdir-linked-leaf",
+                () -> context.sandbox().mkdir("mkdir-linked-leaf", context.workingDirectory()));
         stillALink(context, link);
     }
 

@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxFileNotFound;
 import org.sandbox4j.core.SandboxNotADirectory;
@@ -77,6 +78,10 @@ public final class FilesListSuite {
                         Probe.of("listing-a-missing-directory-is-not-found",
                                 "listing nothing is 'not found', not an empty listing",
                                 FilesListSuite::listingAMissingDirectoryIsNotFound),
+                        Probe.of("a-deep-listing-enters-real-directories-only",
+                                "a listing with a depth lists the tree to that depth, each directory's entries after "
+                                        + "it, and lists a linked directory as a link without entering it",
+                                FilesListSuite::aDeepListingEntersRealDirectoriesOnly),
                         Probe.of("listing-outside-is-refused",
                                 "listing the prefix-sharing sibling, relative or absolute, must be refused",
                                 FilesListSuite::listingOutsideIsRefused),
@@ -136,6 +141,23 @@ public final class FilesListSuite {
             Check.equal(Optional.of(entry), context.sandbox().stat(entry.path(), context.workingDirectory()),
                     "stat of the listed " + entry.path());
         }
+    }
+
+    private static void aDeepListingEntersRealDirectoriesOnly(ProbeContext context) {
+        String wd = context.workingDirectory();
+        Check.equal(list(context, LISTING, wd), context.sandbox().listDir(LISTING, wd, 1), "a listing of depth 1");
+        List<SandboxEntry> two = context.sandbox().listDir(LISTING, wd, 2);
+        List<SandboxEntry> expected = new ArrayList<>(expectedListing(LISTING + "/"));
+        expected.add(2, SandboxEntry.file(LISTING + "/bravo/deeper.txt", ALPHA.length));
+        Check.equal(shapes(expected), shapes(two), "a listing of depth 2");
+        List<String> tree = paths(context.sandbox().listDir(".", wd, Sandbox.MAX_LISTING_DEPTH));
+        Check.that(tree.contains(LISTING + "/bravo/deeper.txt") && tree.contains("link-dir"), "the deep listing "
+                + "of '.' misses listing/bravo/deeper.txt or link-dir: " + tree);
+        Check.that(tree.stream().noneMatch(path -> path.startsWith("link-dir/")), "the deep listing entered the "
+                + "linked directory link-dir: " + tree);
+        Check.equal(1L, paths(context.sandbox().listDir(".", wd, 2)).stream()
+                .filter(path -> path.equals(LISTING + "/bravo")).count(), "entries listing/bravo at depth 2");
+        secretsIntact(context);
     }
 
     private static void anEmptyDirectoryListsNothing(ProbeContext context) {

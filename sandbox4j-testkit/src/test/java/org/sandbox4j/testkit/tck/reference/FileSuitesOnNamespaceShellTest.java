@@ -28,7 +28,9 @@ class FileSuitesOnNamespaceShellTest {
                     "a-path-through-a-linked-parent-is-refused",
                     "a-linked-destination-is-refused-not-followed",
                     "a-linked-working-directory",
-                    "a-linked-ancestor-of-the-working-directory"),
+                    "a-linked-ancestor-of-the-working-directory",
+                    "mkdir-through-a-linked-parent-is-refused",
+                    "mkdir-onto-a-link-is-refused"),
             "FILES_OUT", List.of(
                     "a-link-is-never-read",
                     "stat-through-a-linked-parent",

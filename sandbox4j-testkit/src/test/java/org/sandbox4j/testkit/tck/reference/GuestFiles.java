@@ -98,6 +98,17 @@ final class GuestFiles {
         }
     }
 
+    void mkdir(String path, String workingDirectory) {
+        String target = followsLinks
+                ? resolveFollowing(GuestPaths.confine(path, workingDirectory), true)
+                : GuestPaths.refuseSymlinkedParents(noFollowStat, path, workingDirectory, true);
+        Optional<EntryKind> kind = kindOf(target);
+        if (kind.isPresent() && kind.get() != EntryKind.DIRECTORY) {
+            throw new SandboxNotADirectory(GuestText.quote(path) + " exists and is not a directory");
+        }
+        createMissing(GuestPaths.directoryChain(target), path);
+    }
+
     Optional<SandboxEntry> stat(String path, String workingDirectory) {
         String target = followsLinks
                 ? resolveFollowing(GuestPaths.confine(path, workingDirectory), false)
@@ -244,7 +255,11 @@ final class GuestFiles {
 
     /** Creates each missing directory from the root down, one level at a time (never following a link). */
     private void createMissingParents(String target, String path) {
-        for (String directory : GuestPaths.directoryChain(GuestPaths.parent(target))) {
+        createMissing(GuestPaths.directoryChain(GuestPaths.parent(target)), path);
+    }
+
+    private void createMissing(List<String> chain, String path) {
+        for (String directory : chain) {
             Optional<EntryKind> kind = kindOf(directory);
             if (kind.isEmpty()) {
                 try {
