@@ -40,6 +40,19 @@ class SandboxDefaultsTest {
                 .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_list'");
         assertThatThrownBy(() -> sandbox.remove("a", "/w", false))
                 .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_delete'");
+        assertThatThrownBy(() -> sandbox.listDir(".", "/w", 2))
+                .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_list'");
+        assertThatThrownBy(() -> sandbox.mkdir("a", "/w"))
+                .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_in'");
+    }
+
+    @Test
+    void aListingsDepthIsBounded() {
+        Sandbox sandbox = new Minimal();
+        for (int depth : new int[] {0, -1, Sandbox.MAX_LISTING_DEPTH + 1}) {
+            assertThatThrownBy(() -> sandbox.listDir(".", "/w", depth)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("from 1 to " + Sandbox.MAX_LISTING_DEPTH);
+        }
     }
 
     @Test

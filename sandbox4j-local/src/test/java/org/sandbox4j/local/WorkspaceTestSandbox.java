@@ -68,6 +68,11 @@ final class WorkspaceTestSandbox implements Sandbox {
     }
 
     @Override
+    public void mkdir(String path, String workingDirectory) {
+        files.mkdir(path, workingDirectory);
+    }
+
+    @Override
     public void remove(String path, String workingDirectory, boolean recursive) {
         files.remove(path, workingDirectory, recursive);
     }
