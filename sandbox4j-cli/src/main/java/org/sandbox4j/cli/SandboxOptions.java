@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 import org.sandbox4j.codeact.CodeAct;
 import org.sandbox4j.core.Egress;
@@ -18,7 +19,7 @@ final class SandboxOptions {
 
     @Option(names = "--backend", paramLabel = "NAME",
             description = "microvm (the default where QEMU and its guest are here), bubblewrap (the default "
-                    + "otherwise), process, sbx or docker (env SANDBOX4J_BACKEND).")
+                    + "otherwise), sbx or docker (env SANDBOX4J_BACKEND).")
     String backend;
 
     @Option(names = "--floor", paramLabel = "RUNG",
@@ -40,6 +41,20 @@ final class SandboxOptions {
     @Option(names = "--timeout", paramLabel = "DURATION",
             description = "How long the program may run: 90, 90s, 2m, 1h (env SANDBOX4J_TIMEOUT; default 120s).")
     String timeout;
+
+    @Option(names = {"-m", GuestLimits.MEMORY_FLAG}, paramLabel = "SIZE",
+            description = "The most memory the sandbox's processes may hold together: 512m, 2g (default: the "
+                    + "backend's, 1g for bubblewrap and docker, 256m for microvm).")
+    String memory;
+
+    @Option(names = GuestLimits.PROCESSES_FLAG, paramLabel = "N",
+            description = "The most processes and threads the sandbox may run at once (default 256).")
+    Integer processes;
+
+    @Option(names = "--max-output", paramLabel = "SIZE",
+            description = "The most the program may print, standard output and error together, before it is "
+                    + "stopped: 64k, 10m (default 1m for run, 8m for exec).")
+    String maxOutput;
 
     @Mixin
     ConversationOptions conversation = new ConversationOptions();
@@ -85,6 +100,19 @@ final class SandboxOptions {
                     + ") is not a way to have no network; write " + Egress.CLOSED.wire() + " or "
                     + Egress.DENY_ALL.wire() + " (hosts are opened with --allow)");
         }).orElse(Egress.CLOSED);
+    }
+
+    GuestLimits limits() {
+        if (processes != null && processes < 1) {
+            throw CliFailure.usage(GuestLimits.PROCESSES_FLAG + " must be a positive number, not " + processes);
+        }
+        return new GuestLimits(Optional.ofNullable(memory).map(value -> Sizes.parse(value, GuestLimits.MEMORY_FLAG)),
+                Optional.ofNullable(processes));
+    }
+
+    /** The output cap {@code --max-output} asked for; empty means the command's default. */
+    Optional<Long> maxOutputBytes() {
+        return Optional.ofNullable(maxOutput).map(value -> Sizes.parse(value, "--max-output"));
     }
 
     Duration timeout(Configuration configuration) {
