@@ -25,10 +25,12 @@ import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.outputs.FileSystemSink;
 import org.sandbox4j.core.outputs.LandedArtifact;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code sandbox4j run}: a program through {@code execute_code}, the same kind a model calls, with
@@ -47,6 +49,9 @@ final class RunCommand implements Callable<Integer> {
 
     @ParentCommand
     Sandbox4jCommand root;
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = {"-e", "--code"}, paramLabel = "CODE", description = "The program's source.")
     String code;
@@ -132,9 +137,14 @@ final class RunCommand implements Callable<Integer> {
         return code != null || positionals.isEmpty() ? Optional.empty() : Optional.of(positionals.get(0));
     }
 
-    /** What follows FILE (one {@code --} after it dropped), or every positional after -e. */
+    /** What follows FILE (one {@code --} after it dropped), or every positional after -e and {@code --}. */
     private List<String> programArguments() {
         if (code != null) {
+            // Without --, a positional beside -e is more likely a FILE given as well than an argument.
+            if (!positionals.isEmpty() && !spec.commandLine().getParseResult().originalArgs().contains(END_OF_OPTIONS)) {
+                throw CliFailure.usage("give the program once: -e CODE or a FILE, not both (the program's arguments "
+                        + "go after --)");
+            }
             return List.copyOf(positionals);
         }
         if (positionals.size() < 2) {
