@@ -63,7 +63,9 @@ public final class Main {
         } else {
             console.error(GuestText.escape(wrong.getMessage()));
         }
-        console.error("see '" + commandLine.getCommandSpec().qualifiedName() + " --help'");
+        if (!root.quiet) {
+            console.error("see '" + commandLine.getCommandSpec().qualifiedName() + " --help'");
+        }
         return ExitCodes.USAGE;
     }
 
