@@ -28,7 +28,7 @@ final class Failures {
      * every core message that reaches the user passes through {@link #forUser}.
      */
     private static final Map<String, String> JAVA_TO_FLAGS = Map.of(
-            "raise the cap with ExecOptions.withOutputCap", "raise the cap with --max-output",
+            "raise the cap with ExecOptions.withOutputCap", "raise the cap with " + SandboxOptions.MAX_OUTPUT_FLAG,
             ", or allow pulling with pullPolicy(PullPolicy.IF_MISSING)", " (sandbox4j pulls nothing)",
             "raise the timeout, or make", "raise it with --timeout, or make");
 
@@ -61,7 +61,7 @@ final class Failures {
             return CliFailure.timedOut(said + " Raise the limit with --timeout.");
         }
         if (cause instanceof SandboxExecOutputLimitExceeded) {
-            return CliFailure.failed(said + " To allow more, raise the cap with --max-output.");
+            return CliFailure.failed(said + " To allow more, raise the cap with " + SandboxOptions.MAX_OUTPUT_FLAG + ".");
         }
         if (cause instanceof SandboxException provider && isPolicy(provider)) {
             return CliFailure.refused("refused: " + forUser(provider.getMessage()));

@@ -8,6 +8,7 @@ import java.util.Optional;
 
 import org.sandbox4j.codeact.CodeAct;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.egress.EgressPolicy;
@@ -16,6 +17,8 @@ import picocli.CommandLine.Option;
 
 /** Where {@code run} and {@code exec} run: backend, floor, egress, timeout, conversation. */
 final class SandboxOptions {
+
+    static final String MAX_OUTPUT_FLAG = "--max-output";
 
     @Option(names = "--backend", paramLabel = "NAME",
             description = "microvm (the default where QEMU and its guest are here), bubblewrap (the default "
@@ -51,7 +54,7 @@ final class SandboxOptions {
             description = "The most processes and threads the sandbox may run at once (default 256).")
     Integer processes;
 
-    @Option(names = "--max-output", paramLabel = "SIZE",
+    @Option(names = MAX_OUTPUT_FLAG, paramLabel = "SIZE",
             description = "The most the program may print, standard output and error together, before it is "
                     + "stopped: 64k, 10m (default 1m for run, 8m for exec).")
     String maxOutput;
@@ -112,7 +115,14 @@ final class SandboxOptions {
 
     /** The output cap {@code --max-output} asked for; empty means the command's default. */
     Optional<Long> maxOutputBytes() {
-        return Optional.ofNullable(maxOutput).map(value -> Sizes.parse(value, "--max-output"));
+        Optional<Long> cap = Optional.ofNullable(maxOutput).map(value -> Sizes.parse(value, MAX_OUTPUT_FLAG));
+        if (cap.isPresent() && cap.get() > HostCeilings.MAX_BUFFERED_BYTES) {
+            // The output is held in this JVM as well as streamed: the same ceiling as every buffered guest byte.
+            throw CliFailure.usage(MAX_OUTPUT_FLAG + " may be at most " + Sizes.describe(HostCeilings.MAX_BUFFERED_BYTES)
+                    + " (an eighth of this JVM's heap, at most 256 MiB), not " + Sizes.describe(cap.get())
+                    + "; write large results to a file and land it with --out");
+        }
+        return cap;
     }
 
     Duration timeout(Configuration configuration) {
