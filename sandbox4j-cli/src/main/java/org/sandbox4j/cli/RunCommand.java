@@ -21,9 +21,9 @@ import org.sandbox4j.codeact.Language;
 import org.sandbox4j.codeact.OutputMode;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
-import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.outputs.FileSystemSink;
 import org.sandbox4j.core.outputs.LandedArtifact;
+import org.sandbox4j.core.spi.GuestText;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
@@ -44,6 +44,9 @@ final class RunCommand implements Callable<Integer> {
     /** What {@code FILE} means when it is this: the program comes from standard input. */
     static final String STDIN = "-";
 
+    /** What separates the program's own arguments from FILE (picocli keeps it once FILE stopped option parsing). */
+    static final String END_OF_OPTIONS = "--";
+
     /** The short names a shell user types for a language, by its wire name. */
     private static final Map<String, String> ALIASES = aliases();
 
@@ -55,9 +58,6 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = {"-e", "--code"}, paramLabel = "CODE", description = "The program's source.")
     String code;
-
-    /** What separates the program's own arguments from FILE (picocli keeps it once FILE stopped option parsing). */
-    static final String END_OF_OPTIONS = "--";
 
     /**
      * FILE, then the program's arguments; with {@code -e}, arguments only. Options end at the first
@@ -102,9 +102,8 @@ final class RunCommand implements Callable<Integer> {
             checkOutDirectory(out);
         }
         HostFiles shared = HostFiles.of(files);
-        // Standard input is the program's when the program came from elsewhere and a pipe or file gives it.
-        byte[] stdin = file.isPresent() && file.get().equals(STDIN) || code == null && file.isEmpty()
-                ? new byte[0] : StandardInput.unlessTerminal();
+        // Standard input is the program's own input unless it was the program.
+        byte[] stdin = programIsStandardInput(file) ? new byte[0] : StandardInput.unlessTerminal();
         try (Session session = Session.open(root, sandbox)) {
             CodeActRunner runner = runner(session, language, shared);
             Map<String, Object> arguments = new LinkedHashMap<>();
@@ -130,6 +129,10 @@ final class RunCommand implements Callable<Integer> {
             }
             return report(session, run);
         }
+    }
+
+    private boolean programIsStandardInput(Optional<String> file) {
+        return code == null && (file.isEmpty() || file.get().equals(STDIN));
     }
 
     /** FILE: the first positional unless -e gave the program. */
@@ -158,15 +161,16 @@ final class RunCommand implements Callable<Integer> {
      * Refused before anything runs: a program's outputs land only in a directory, made if it is
      * missing, and a regular file there would fail only after the program ran.
      */
-    static void checkOutDirectory(Path out) {
+    private static void checkOutDirectory(Path out) {
+        String shown = GuestText.quote(out.toString());
         if (Files.isDirectory(out)) {
             if (!Files.isWritable(out)) {
-                throw CliFailure.usage("--out " + out + " is a directory this user cannot write to");
+                throw CliFailure.usage("--out " + shown + " is a directory this user cannot write to");
             }
             return;
         }
         if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)) {
-            throw CliFailure.usage("--out " + out + " exists and is not a directory; give a directory (made if "
+            throw CliFailure.usage("--out " + shown + " exists and is not a directory; give a directory (made if "
                     + "missing) for the program's outputs");
         }
         Path parent = out.toAbsolutePath().getParent();
@@ -174,8 +178,8 @@ final class RunCommand implements Callable<Integer> {
             parent = parent.getParent();
         }
         if (parent == null || !Files.isDirectory(parent) || !Files.isWritable(parent)) {
-            throw CliFailure.usage("--out " + out + " cannot be made: " + (parent == null ? "no parent directory"
-                    : parent + " is not a directory this user can write to"));
+            throw CliFailure.usage("--out " + shown + " cannot be made: " + (parent == null ? "no parent directory"
+                    : GuestText.quote(parent.toString()) + " is not a directory this user can write to"));
         }
     }
 
@@ -236,12 +240,13 @@ final class RunCommand implements Callable<Integer> {
             Path path = Path.of(file.get());
             try {
                 if (Files.size(path) > StandardInput.MAX_BYTES) {
-                    throw CliFailure.usage("the program " + file.get() + " is larger than "
+                    throw CliFailure.usage("the program " + GuestText.quote(file.get()) + " is larger than "
                             + Sizes.describe(StandardInput.MAX_BYTES) + "; no source is that long");
                 }
                 return Files.readString(path, StandardCharsets.UTF_8);
             } catch (IOException e) {
-                throw CliFailure.usage("cannot read the program from " + file.get() + ": " + e.getMessage());
+                throw CliFailure.usage("cannot read the program from " + GuestText.quote(file.get()) + ": "
+                        + GuestText.escape(String.valueOf(e.getMessage())));
             }
         }
         if (Terminal.isTerminal(Terminal.STDIN)) {

@@ -150,7 +150,7 @@ class CliRunTest {
         CliProcess.Result result = cli.run("run", CONTAINER, "--out", file.toString(), "-e", "print('ran')");
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(ExitCodes.USAGE);
         assertThat(result.stdout()).as("nothing ran").isEmpty();
-        assertThat(result.stderr()).contains("--out " + file, "not a directory");
+        assertThat(result.stderr()).contains("--out '" + file + "'", "not a directory");
         assertThat(Files.readString(file)).isEqualTo("kept");
     }
 
