@@ -29,6 +29,9 @@ class CliRunTest {
     /** How long the streaming program sleeps after its first line. */
     private static final Duration PAUSE = Duration.ofSeconds(3);
 
+    /** 128 + SIGTERM: how a shell reports a command the signal ended (the JVM's own exit on it). */
+    private static final int TERMINATED = 143;
+
     private static CliProcess cli;
 
     @TempDir
@@ -115,6 +118,22 @@ class CliRunTest {
         assertThat(listed.exitCode()).as(listed.toString()).isZero();
         List<Map<String, Object>> left = Json.parseArrayOfObjects(listed.stdout());
         assertThat(left).as("the interrupted invocation's sandbox was disposed of").isEmpty();
+    }
+
+    @Test
+    void sigtermEndsExecTheSameWayWith143() {
+        String scope = "cli-exec-terminated";
+        try (CliProcess.Running running = cli.launch("exec", CONTAINER, "--scope", scope, "--", "sh", "-c",
+                "echo started; sleep 120")) {
+            assertThat(running.nextLine(FIRST_LINE).text()).isEqualTo("started");
+            running.signal("TERM");
+            CliProcess.Result result = running.finish().result();
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(TERMINATED);
+            assertThat(result.stdout()).isEqualTo("started\n");
+            assertThat(result.stderr()).isEqualTo("sandbox4j: interrupted\n");
+        }
+        CliProcess.Result listed = cli.run("ls", "--scope", scope, "--json");
+        assertThat(Json.parseArrayOfObjects(listed.stdout())).as(listed.toString()).isEmpty();
     }
 
     @Test
