@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -244,6 +245,9 @@ final class RunCommand implements Callable<Integer> {
                             + Sizes.describe(StandardInput.MAX_BYTES) + "; no source is that long");
                 }
                 return Files.readString(path, StandardCharsets.UTF_8);
+            } catch (NoSuchFileException e) {
+                throw CliFailure.usage("no program file " + GuestText.quote(file.get()) + " (give -e CODE for a "
+                        + "program on the command line)");
             } catch (IOException e) {
                 throw CliFailure.usage("cannot read the program from " + GuestText.quote(file.get()) + ": "
                         + GuestText.escape(String.valueOf(e.getMessage())));
