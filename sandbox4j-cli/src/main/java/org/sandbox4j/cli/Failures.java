@@ -30,7 +30,8 @@ final class Failures {
     private static final Map<String, String> JAVA_TO_FLAGS = Map.of(
             "raise the cap with ExecOptions.withOutputCap", "raise the cap with " + SandboxOptions.MAX_OUTPUT_FLAG,
             ", or allow pulling with pullPolicy(PullPolicy.IF_MISSING)", " (sandbox4j pulls nothing)",
-            "raise the timeout, or make", "raise it with --timeout, or make");
+            "raise the timeout, or make", "raise it with --timeout, or make",
+            "(stateRoot(...) on the builder, or set XDG_STATE_HOME)", "(--state-dir DIR, or SANDBOX4J_STATE_DIR)");
 
     private Failures() {
     }

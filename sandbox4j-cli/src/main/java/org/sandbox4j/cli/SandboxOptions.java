@@ -8,9 +8,11 @@ import java.util.Optional;
 
 import org.sandbox4j.codeact.CodeAct;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.egress.EgressPolicy;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -149,10 +151,15 @@ final class SandboxOptions {
                 parsed = Duration.ofSeconds(Long.parseLong(value));
             }
         } catch (NumberFormatException | DateTimeParseException e) {
-            throw CliFailure.usage("'" + text + "' is not a duration; write 90, 90s, 2m or 1h");
+            throw CliFailure.usage(GuestText.quote(text) + " is not a duration; write 90, 90s, 2m or 1h");
         }
         if (parsed.isNegative() || parsed.isZero()) {
-            throw CliFailure.usage("a timeout must be positive, not '" + text + "'");
+            throw CliFailure.usage("a timeout must be positive, not " + GuestText.quote(text));
+        }
+        if (parsed.compareTo(ExecOptions.MAX_TIMEOUT) > 0) {
+            throw CliFailure.usage("a timeout may be at most " + ExecOptions.MAX_TIMEOUT.toHours() + "h, not "
+                    + GuestText.quote(text) + "; run longer work as several commands, or in the background with a "
+                    + "status file");
         }
         return parsed;
     }

@@ -146,6 +146,10 @@ class CliRunTest {
         assertThat(command.exitCode()).as(command.toString()).isEqualTo(ExitCodes.USAGE);
         assertThat(command.stderr()).contains("unknown command 'rnu'", "did you mean run?", "see 'sandbox4j --help'")
                 .doesNotContain("Usage:");
+        CliProcess.Result tooLong = cli.run("run", CONTAINER, "--timeout", "48h", "-e", "print(1)");
+        assertThat(tooLong.exitCode()).as("refused before running, not a tool failure: " + tooLong)
+                .isEqualTo(ExitCodes.USAGE);
+        assertThat(tooLong.stderr()).contains("at most 24h");
         CliProcess.Result missing = cli.run("run", "--timeout");
         assertThat(missing.exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(missing.stderr().lines()).as(missing.toString()).hasSizeLessThanOrEqualTo(3);
