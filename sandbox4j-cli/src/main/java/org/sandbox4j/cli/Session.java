@@ -80,10 +80,8 @@ record Session(SandboxBackend backend, SandboxRouter router, String scope, Strin
             KnownBackend.release(backend);
             throw CliFailure.refused(Refusals.belowFloor(known, declared, floor, configuration, options.floor));
         }
-        Interruption interruption = Interruption.NONE;
-        if (ownThread) {
-            interruption = Interruption.register(console, () -> router.disposeScope(scope, thread));
-        }
+        Interruption interruption = ownThread
+                ? Interruption.register(console, () -> router.disposeScope(scope, thread)) : Interruption.none();
         return new Session(backend, router, scope, thread, ownThread, console, timeout, allow, noNetwork,
                 known.memoryBytes(limits), maxOutputBytes, interruption);
     }
@@ -106,13 +104,14 @@ record Session(SandboxBackend backend, SandboxRouter router, String scope, Strin
     /** Disposes of this invocation's own sandbox (a named thread's stays warm), then lets the backend go. */
     @Override
     public void close() {
-        if (!interruption.finish()) {
-            return; // a signal ends the JVM: the hook disposes of the sandbox
+        boolean ours = interruption.close(() -> {
+            if (ownThread) {
+                int disposed = router.disposeScope(scope, thread);
+                console.detail("disposed of " + disposed + " sandbox(es) of this invocation's thread");
+            }
+        });
+        if (ours) {
+            KnownBackend.release(backend);
         }
-        if (ownThread) {
-            int disposed = router.disposeScope(scope, thread);
-            console.detail("disposed of " + disposed + " sandbox(es) of this invocation's thread");
-        }
-        KnownBackend.release(backend);
     }
 }
