@@ -209,7 +209,7 @@ enum KnownBackend {
         }
     }
 
-    /** Whole MiB, as QEMU takes guest memory; out of range is the usage failure the builder's sentence names. */
+    /** Whole MiB, as QEMU takes guest memory (the builder then refuses what is out of its range). */
     private static int mebibytes(long bytes) {
         long mib = bytes / MIB;
         if (mib > Integer.MAX_VALUE) {

@@ -43,8 +43,9 @@ public final class Main {
     }
 
     /**
-     * A wrong command line: one line saying what, a "did you mean" when picocli has a near name,
-     * and where the help is; never the help itself (it buries the line that matters).
+     * A wrong command line: one line saying what, a "did you mean" when a name is near (see
+     * {@link Suggestions}), and where the help is; never the help itself (it buries the line that
+     * matters).
      */
     private static int usage(ParameterException wrong, String[] args) {
         CommandLine commandLine = wrong.getCommandLine();
