@@ -109,7 +109,10 @@ record BackendReport(KnownBackend backend, Optional<Isolation> rung, boolean usa
                         bubblewrap.diagnostics());
             }
             ProcessBackend process = (ProcessBackend) backend;
-            return new BackendReport(known, declared, true, meetsFloor, Optional.of(process.limitMechanism().name()),
+            // It builds, but every command keeps its program off the network and it cannot: not usable.
+            missing.add("a way to keep the program off the network (it shares this host's)");
+            fixes.add(Refusals.PROCESS_SHARES_THE_NETWORK);
+            return new BackendReport(known, declared, false, meetsFloor, Optional.of(process.limitMechanism().name()),
                     Optional.of(process.limitMechanism().description()), missing, fixes, languages,
                     process.diagnostics());
         } finally {
@@ -154,17 +157,17 @@ record BackendReport(KnownBackend backend, Optional<Isolation> rung, boolean usa
                     Optional.empty(), missing, fixes, List.of(), configured);
         } catch (SandboxRuntimeMissing absent) {
             missing.add("the runtime '" + docker.runtime() + "' in the engine");
-            fixes.add(absent.getMessage());
+            fixes.add(Failures.forUser(absent.getMessage()));
             return new BackendReport(known, Optional.empty(), false, Optional.empty(), Optional.empty(),
                     Optional.empty(), missing, fixes, List.of(), configured);
         } catch (SandboxImageNotUsable absent) {
             missing.add("the image '" + docker.image().get() + "' in the engine");
-            fixes.add(absent.getMessage());
+            fixes.add(Failures.forUser(absent.getMessage()));
             return new BackendReport(known, Optional.empty(), false, Optional.empty(), Optional.empty(),
                     Optional.empty(), missing, fixes, List.of(), configured);
         } catch (SandboxException | IllegalArgumentException failing) {
             missing.add("a working docker backend");
-            fixes.add(failing.getMessage());
+            fixes.add(Failures.forUser(failing.getMessage()));
             return new BackendReport(known, Optional.empty(), false, Optional.empty(), Optional.empty(),
                     Optional.empty(), missing, fixes, List.of(), configured);
         }

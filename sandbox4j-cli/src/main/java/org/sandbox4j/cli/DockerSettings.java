@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Optional;
 
 import org.sandbox4j.docker.DockerBackend;
+import org.sandbox4j.docker.DockerLimits;
 import org.sandbox4j.core.SandboxImageNotUsable;
 
 /**
@@ -48,6 +49,11 @@ record DockerSettings(String host, Optional<String> image, String runtime) {
      * @throws org.sandbox4j.core.SandboxImageNotUsable      the image is not in the engine
      */
     DockerBackend build(Optional<Path> stateDir, Duration callTimeout) {
+        return build(stateDir, callTimeout, DockerLimits.DEFAULT);
+    }
+
+    /** As {@link #build(Optional, Duration)}, every container bounded by {@code limits}. */
+    DockerBackend build(Optional<Path> stateDir, Duration callTimeout, DockerLimits limits) {
         String reference = image.orElseThrow(() -> CliFailure.usage("backend 'docker' needs an image: " + IMAGE_FIX));
         DockerBackend.Builder builder = DockerBackend.builder();
         try {
@@ -55,7 +61,7 @@ record DockerSettings(String host, Optional<String> image, String runtime) {
         } catch (IllegalArgumentException wrong) {
             throw CliFailure.usage(wrong.getMessage());
         }
-        builder.connectTimeout(CONNECT_TIMEOUT).commandTimeout(callTimeout);
+        builder.connectTimeout(CONNECT_TIMEOUT).commandTimeout(callTimeout).limits(limits);
         stateDir.ifPresent(dir -> builder.egressRoot(dir.resolve(EGRESS_SUBDIRECTORY)));
         return builder.build();
     }

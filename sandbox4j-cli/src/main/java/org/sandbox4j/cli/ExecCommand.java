@@ -1,6 +1,5 @@
 package org.sandbox4j.cli;
 
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -42,7 +41,7 @@ final class ExecCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        byte[] stdin = stdin();
+        byte[] stdin = StandardInput.unlessTerminal();
         try (Session session = Session.open(root, sandbox)) {
             SandboxSpec spec;
             try {
@@ -60,12 +59,16 @@ final class ExecCommand implements Callable<Integer> {
                 ensureWorkDir(box, spec.workDirIn(box), session.timeout());
                 ExecOptions options = ExecOptions.in(spec.workDirIn(box), session.timeout())
                         .withListener(ExecCommand::relay);
+                if (session.maxOutputBytes().isPresent()) {
+                    options = options.withOutputCap(session.maxOutputBytes().get());
+                }
                 if (stdin.length > 0) {
                     options = options.withStdin(stdin);
                 }
                 ExecResult result = box.exec(Command.argv(argv), options);
                 System.out.flush();
                 System.err.flush();
+                Failures.killed(result.exitCode(), session.memoryBytes()).ifPresent(session.console()::warn);
                 return result.exitCode();
             } catch (IllegalArgumentException wrong) {
                 throw CliFailure.usage(wrong.getMessage());
@@ -91,22 +94,11 @@ final class ExecCommand implements Callable<Integer> {
     }
 
     /** Output as it arrives, each stream to its own; one writer at a time per stream. */
-    private static void relay(ExecStream stream, byte[] chunk) {
+    static void relay(ExecStream stream, byte[] chunk) {
         PrintStream target = stream == ExecStream.STDERR ? System.err : System.out;
         synchronized (target) {
             target.write(chunk, 0, chunk.length);
             target.flush();
-        }
-    }
-
-    private static byte[] stdin() {
-        if (Terminal.isTerminal(Terminal.STDIN)) {
-            return new byte[0];
-        }
-        try {
-            return System.in.readAllBytes();
-        } catch (IOException e) {
-            throw CliFailure.usage("cannot read standard input: " + e.getMessage());
         }
     }
 }

@@ -20,6 +20,9 @@ final class ExitCodes {
     /** The program ran past its timeout and was stopped with everything it started (as timeout(1)). */
     static final int TIMED_OUT = 124;
 
+    /** SIGINT ended the command (128 + 2, as a shell reports it); its own sandbox was disposed of. */
+    static final int INTERRUPTED = 130;
+
     private ExitCodes() {
     }
 }

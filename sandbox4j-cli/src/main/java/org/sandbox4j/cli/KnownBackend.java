@@ -7,14 +7,17 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.docker.DockerBackend;
+import org.sandbox4j.docker.DockerLimits;
 import org.sandbox4j.docker.SandboxEngineUnreachable;
 import org.sandbox4j.local.BubblewrapBackend;
+import org.sandbox4j.local.LocalLimits;
 import org.sandbox4j.local.ProcessBackend;
 import org.sandbox4j.microvm.GuestImage;
 import org.sandbox4j.microvm.MicroVmBackend;
@@ -52,6 +55,8 @@ enum KnownBackend {
         return HostCommands.find(MICROVM.program, environment).isPresent() && GuestImage.installed().isPresent()
                 ? MICROVM : BUBBLEWRAP;
     }
+
+    private static final long MIB = 1L << 20;
 
     /** Where a Linux host exposes hardware virtualisation. */
     static final Path KVM = Path.of("/dev/kvm");
@@ -110,8 +115,24 @@ enum KnownBackend {
      *                    {@link ExitCodes#USAGE} when docker has no image
      */
     SandboxBackend open(Optional<Path> stateDir, Map<String, String> environment, DockerSettings docker) {
+        return open(stateDir, environment, docker, GuestLimits.DEFAULTS);
+    }
+
+    /**
+     * As {@link #open(Optional, Map, DockerSettings)}, each sandbox bounded by {@code limits} where
+     * they ask (else the backend's defaults).
+     *
+     * @throws CliFailure also a usage failure when a limit is out of the backend's range, or sbx is
+     *                    given limits (its microVMs take theirs from sbx itself)
+     */
+    SandboxBackend open(Optional<Path> stateDir, Map<String, String> environment, DockerSettings docker,
+            GuestLimits limits) {
+        if (this == SBX && limits.asked()) {
+            throw CliFailure.usage("backend 'sbx' sets its own memory and process limits (sbx create --memory); drop "
+                    + GuestLimits.MEMORY_FLAG + " and " + GuestLimits.PROCESSES_FLAG);
+        }
         if (this == DOCKER) {
-            return openDocker(stateDir, docker);
+            return openDocker(stateDir, docker, limits);
         }
         Optional<Path> binary = HostCommands.find(program, environment);
         if (binary.isEmpty()) {
@@ -121,17 +142,21 @@ enum KnownBackend {
         try {
             return switch (this) {
                 case BUBBLEWRAP -> {
-                    BubblewrapBackend.Builder builder = BubblewrapBackend.builder();
+                    BubblewrapBackend.Builder builder = BubblewrapBackend.builder().limits(localLimits(limits));
                     stateDir.ifPresent(builder::stateRoot);
                     yield builder.build();
                 }
                 case PROCESS -> {
-                    ProcessBackend.Builder builder = ProcessBackend.builder();
+                    ProcessBackend.Builder builder = ProcessBackend.builder().limits(localLimits(limits));
                     stateDir.ifPresent(builder::stateRoot);
                     yield builder.build();
                 }
                 case MICROVM -> {
                     MicroVmBackend.Builder builder = MicroVmBackend.builder().qemu(binary.get());
+                    limits.memoryBytes().ifPresent(bytes ->
+                            inRange(GuestLimits.MEMORY_FLAG, () -> builder.memoryMib(mebibytes(bytes))));
+                    limits.processes().ifPresent(count ->
+                            inRange(GuestLimits.PROCESSES_FLAG, () -> builder.processes(count)));
                     stateDir.ifPresent(dir -> builder.stateRoot(dir.resolve("microvm")));
                     yield builder.build();
                 }
@@ -143,19 +168,75 @@ enum KnownBackend {
                 case DOCKER -> throw new IllegalStateException("docker is opened by openDocker");
             };
         } catch (SandboxException | IllegalArgumentException e) {
-            throw CliFailure.unavailable("backend '" + wire + "' is unavailable: " + e.getMessage());
+            throw CliFailure.unavailable("backend '" + wire + "' is unavailable: " + Failures.forUser(e.getMessage()));
         }
     }
 
-    private static SandboxBackend openDocker(Optional<Path> stateDir, DockerSettings docker) {
+    /**
+     * The memory limit a sandbox of this backend gets with {@code limits}; empty where the backend
+     * alone knows (sbx).
+     */
+    Optional<Long> memoryBytes(GuestLimits limits) {
+        if (limits.memoryBytes().isPresent()) {
+            return limits.memoryBytes();
+        }
+        return switch (this) {
+            case BUBBLEWRAP, PROCESS -> Optional.of(LocalLimits.DEFAULT_MEMORY_BYTES);
+            case DOCKER -> Optional.of(DockerLimits.DEFAULT.memoryBytes());
+            case MICROVM, SBX -> Optional.empty();
+        };
+    }
+
+    private static LocalLimits localLimits(GuestLimits limits) {
+        LocalLimits local = LocalLimits.DEFAULT;
+        if (limits.memoryBytes().isPresent()) {
+            LocalLimits base = local;
+            local = inRange(GuestLimits.MEMORY_FLAG, () -> base.withMemoryBytes(limits.memoryBytes().get()));
+        }
+        if (limits.processes().isPresent()) {
+            LocalLimits base = local;
+            local = inRange(GuestLimits.PROCESSES_FLAG, () -> base.withMaxProcesses(limits.processes().get()));
+        }
+        return local;
+    }
+
+    /** A backend's limit setter, whose range refusal becomes a usage failure naming the flag. */
+    private static <T> T inRange(String flag, Supplier<T> setting) {
         try {
-            return docker.build(stateDir, DockerBackend.DEFAULT_COMMAND_TIMEOUT);
+            return setting.get();
+        } catch (IllegalArgumentException outOfRange) {
+            throw CliFailure.usage(flag + " is out of range for this backend: " + outOfRange.getMessage());
+        }
+    }
+
+    /** Whole MiB, as QEMU takes guest memory (the builder then refuses what is out of its range). */
+    private static int mebibytes(long bytes) {
+        long mib = bytes / MIB;
+        if (mib > Integer.MAX_VALUE) {
+            throw CliFailure.usage(GuestLimits.MEMORY_FLAG + " " + Sizes.describe(bytes) + " is more than a guest can "
+                    + "have");
+        }
+        return (int) mib;
+    }
+
+    private static SandboxBackend openDocker(Optional<Path> stateDir, DockerSettings docker, GuestLimits limits) {
+        DockerLimits containerLimits = DockerLimits.DEFAULT;
+        if (limits.memoryBytes().isPresent()) {
+            DockerLimits base = containerLimits;
+            containerLimits = inRange(GuestLimits.MEMORY_FLAG, () -> base.withMemoryBytes(limits.memoryBytes().get()));
+        }
+        if (limits.processes().isPresent()) {
+            DockerLimits base = containerLimits;
+            containerLimits = inRange(GuestLimits.PROCESSES_FLAG, () -> base.withProcesses(limits.processes().get()));
+        }
+        try {
+            return docker.build(stateDir, DockerBackend.DEFAULT_COMMAND_TIMEOUT, containerLimits);
         } catch (SandboxEngineUnreachable unreachable) {
             throw CliFailure.unavailable(unreachableSentence(docker, unreachable));
         } catch (SandboxException | IllegalArgumentException e) {
             // A missing runtime or image: the backend's own sentence names the runtimes the engine has, or how
             // to get the image there.
-            throw CliFailure.unavailable("backend 'docker' is unavailable: " + e.getMessage());
+            throw CliFailure.unavailable("backend 'docker' is unavailable: " + Failures.forUser(e.getMessage()));
         }
     }
 

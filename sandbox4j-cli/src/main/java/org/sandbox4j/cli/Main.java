@@ -1,5 +1,6 @@
 package org.sandbox4j.cli;
 
+import java.util.List;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -7,9 +8,14 @@ import java.util.logging.LogManager;
 import java.util.logging.Logger;
 import java.util.logging.SimpleFormatter;
 
+import java.util.stream.Collectors;
+
 import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.spi.GuestText;
 import picocli.CommandLine;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The {@code sandbox4j} command. Exit codes: the program's own for {@code run} and
@@ -29,8 +35,39 @@ public final class Main {
         CommandLine commandLine = new CommandLine(new Sandbox4jCommand());
         commandLine.setExecutionStrategy(Main::executeQuietly);
         commandLine.setExecutionExceptionHandler(Main::handle);
+        commandLine.setParameterExceptionHandler(Main::usage);
         commandLine.setOverwrittenOptionsAllowed(false);
+        // The program's own flags after FILE are its own, as with uv run and docker run.
+        commandLine.getSubcommands().get("run").setStopAtPositional(true);
         return commandLine.execute(args);
+    }
+
+    /**
+     * A wrong command line: one line saying what, a "did you mean" when a name is near (see
+     * {@link Suggestions}), and where the help is; never the help itself (it buries the line that
+     * matters).
+     */
+    private static int usage(ParameterException wrong, String[] args) {
+        CommandLine commandLine = wrong.getCommandLine();
+        Sandbox4jCommand root = commandLine.getCommandSpec().root().commandLine().getCommand();
+        Console console = root.console();
+        if (wrong instanceof UnmatchedArgumentException unmatched && !unmatched.getUnmatched().isEmpty()) {
+            String typed = unmatched.getUnmatched().get(0);
+            boolean option = typed.startsWith("-");
+            console.error((option ? "unknown option " : commandLine.getSubcommands().isEmpty() ? "unexpected argument "
+                    : "unknown command ") + GuestText.quote(typed));
+            List<String> near = Suggestions.of(typed, commandLine.getCommandSpec());
+            if (!near.isEmpty()) {
+                console.error("did you mean " + near.stream().map(GuestText::escape)
+                        .collect(Collectors.joining(" or ")) + "?");
+            }
+        } else {
+            console.error(GuestText.escape(wrong.getMessage()));
+        }
+        if (!root.quiet) {
+            console.error("see '" + commandLine.getCommandSpec().qualifiedName() + " --help'");
+        }
+        return ExitCodes.USAGE;
     }
 
     /** Silences the backends' log (it goes to standard error) unless --verbose asked for it, then runs. */
@@ -41,6 +78,10 @@ public final class Main {
     }
 
     private static int handle(Exception failure, CommandLine commandLine, ParseResult parseResult) {
+        if (Interruption.signalled()) {
+            // The signal's hook said so and disposes of the sandbox; what failed under it is no news.
+            return ExitCodes.INTERRUPTED;
+        }
         Sandbox4jCommand root = parseResult.commandSpec().root().commandLine().getCommand();
         Console console = root.console();
         if (failure instanceof CliFailure cli) {

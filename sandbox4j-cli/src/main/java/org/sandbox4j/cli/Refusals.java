@@ -30,4 +30,17 @@ final class Refusals {
                 + Setting.FLOOR.key() + "=" + rung + " in the config file): " + why + ". "
                 + "'sandbox4j doctor' shows which backends this host has.";
     }
+
+    /**
+     * Why the process backend serves no command: it shares the host's network, and every program the
+     * command runs is kept off it (closed, deny-all, or only the --allow hosts).
+     */
+    static final String PROCESS_SHARES_THE_NETWORK = "backend 'process' runs the program as an ordinary process on "
+            + "this host's network, so it cannot keep it off the network as run, exec and mcp always do (no network, "
+            + "or only the --allow hosts); use bubblewrap (--backend bubblewrap --floor container), or a microVM "
+            + "backend";
+
+    static String processSharesTheNetwork() {
+        return "refused: " + PROCESS_SHARES_THE_NETWORK;
+    }
 }

@@ -1,11 +1,13 @@
 package org.sandbox4j.cli;
 
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,11 +24,14 @@ import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.outputs.FileSystemSink;
 import org.sandbox4j.core.outputs.LandedArtifact;
+import org.sandbox4j.core.spi.GuestText;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code sandbox4j run}: a program through {@code execute_code}, the same kind a model calls, with
@@ -40,18 +45,33 @@ final class RunCommand implements Callable<Integer> {
     /** What {@code FILE} means when it is this: the program comes from standard input. */
     static final String STDIN = "-";
 
+    /** What separates the program's own arguments from FILE (picocli keeps it once FILE stopped option parsing). */
+    static final String END_OF_OPTIONS = "--";
+
+    /** The short names a shell user types for a language, by its wire name. */
+    private static final Map<String, String> ALIASES = aliases();
+
     @ParentCommand
     Sandbox4jCommand root;
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = {"-e", "--code"}, paramLabel = "CODE", description = "The program's source.")
     String code;
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "FILE",
-            description = "A file holding the program ('-' or nothing: standard input).")
-    String file;
+    /**
+     * FILE, then the program's arguments; with {@code -e}, arguments only. Options end at the first
+     * of these (as {@code uv run} and {@code docker run}), so the program's own flags are its own.
+     */
+    @Parameters(paramLabel = "FILE [--] ARGS",
+            description = "A file holding the program ('-' or nothing: standard input), then the arguments the "
+                    + "program gets (with -e: only arguments, after --).")
+    List<String> positionals = new ArrayList<>();
 
     @Option(names = "--lang", paramLabel = "LANGUAGE",
-            description = "python (default), javascript, java or bash; a FILE's extension chooses otherwise.")
+            description = "python (default; py), javascript (js, node), java or bash (sh); a FILE's extension "
+                    + "chooses otherwise.")
     String lang;
 
     @Option(names = "--file", paramLabel = "NAME=PATH",
@@ -72,12 +92,19 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        String program = program();
-        Language language = language();
+        Optional<String> file = file();
+        List<String> programArguments = programArguments();
+        String program = program(file);
+        Language language = language(file);
         if (!outputs.isEmpty() && out == null) {
             throw CliFailure.usage("--output names a file to save, but no --out DIR says where");
         }
+        if (out != null) {
+            checkOutDirectory(out);
+        }
         HostFiles shared = HostFiles.of(files);
+        // Standard input is the program's own input unless it was the program.
+        byte[] stdin = programIsStandardInput(file) ? new byte[0] : StandardInput.unlessTerminal();
         try (Session session = Session.open(root, sandbox)) {
             CodeActRunner runner = runner(session, language, shared);
             Map<String, Object> arguments = new LinkedHashMap<>();
@@ -88,10 +115,72 @@ final class RunCommand implements Callable<Integer> {
             if (!outputs.isEmpty()) {
                 arguments.put("outputs", List.copyOf(outputs));
             }
+            CodeActRunner.Program given = CodeActRunner.Program.AS_IS.withArguments(programArguments)
+                    .withOutput(ExecCommand::relay);
+            if (stdin.length > 0) {
+                given = given.withStdin(stdin);
+            }
             session.console().progress("running " + language.wire() + " in a " + session.backend().name()
                     + " sandbox…");
-            CodeActRunner.Run run = runner.run(arguments);
-            return report(session.console(), run);
+            CodeActRunner.Run run;
+            try {
+                run = runner.run(arguments, given);
+            } catch (IllegalArgumentException wrong) {
+                throw CliFailure.usage(wrong.getMessage());
+            }
+            return report(session, run);
+        }
+    }
+
+    private boolean programIsStandardInput(Optional<String> file) {
+        return code == null && (file.isEmpty() || file.get().equals(STDIN));
+    }
+
+    /** FILE: the first positional unless -e gave the program. */
+    private Optional<String> file() {
+        return code != null || positionals.isEmpty() ? Optional.empty() : Optional.of(positionals.get(0));
+    }
+
+    /** What follows FILE (one {@code --} after it dropped), or every positional after -e and {@code --}. */
+    private List<String> programArguments() {
+        if (code != null) {
+            // Without --, a positional beside -e is more likely a FILE given as well than an argument.
+            if (!positionals.isEmpty() && !spec.commandLine().getParseResult().originalArgs().contains(END_OF_OPTIONS)) {
+                throw CliFailure.usage("give the program once: -e CODE or a FILE, not both (the program's arguments "
+                        + "go after --)");
+            }
+            return List.copyOf(positionals);
+        }
+        if (positionals.size() < 2) {
+            return List.of();
+        }
+        List<String> after = positionals.subList(1, positionals.size());
+        return List.copyOf(after.get(0).equals(END_OF_OPTIONS) ? after.subList(1, after.size()) : after);
+    }
+
+    /**
+     * Refused before anything runs: a program's outputs land only in a directory, made if it is
+     * missing, and a regular file there would fail only after the program ran.
+     */
+    private static void checkOutDirectory(Path out) {
+        String shown = GuestText.quote(out.toString());
+        if (Files.isDirectory(out)) {
+            if (!Files.isWritable(out)) {
+                throw CliFailure.usage("--out " + shown + " is a directory this user cannot write to");
+            }
+            return;
+        }
+        if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)) {
+            throw CliFailure.usage("--out " + shown + " exists and is not a directory; give a directory (made if "
+                    + "missing) for the program's outputs");
+        }
+        Path parent = out.toAbsolutePath().getParent();
+        while (parent != null && !Files.exists(parent)) {
+            parent = parent.getParent();
+        }
+        if (parent == null || !Files.isDirectory(parent) || !Files.isWritable(parent)) {
+            throw CliFailure.usage("--out " + shown + " cannot be made: " + (parent == null ? "no parent directory"
+                    : GuestText.quote(parent.toString()) + " is not a directory this user can write to"));
         }
     }
 
@@ -100,6 +189,7 @@ final class RunCommand implements Callable<Integer> {
                 .languages(language)
                 .egressAllow(session.allow()).egressWithoutHosts(session.noNetwork())
                 .execTimeout(session.timeout());
+        session.maxOutputBytes().ifPresent(builder::maxOutputBytes);
         if (!files.isEmpty()) {
             builder.fileStore(shared);
         }
@@ -116,15 +206,19 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** Hands the program's streams and exit code back as they were; says what sandbox4j itself could not do. */
-    private static int report(Console console, CodeActRunner.Run run) {
+    /**
+     * Says what sandbox4j itself could not do; the program's streams were relayed as they arrived
+     * (its result holds them too, so nothing is printed twice) and its exit code is handed back.
+     */
+    private static int report(Session session, CodeActRunner.Run run) {
+        Console console = session.console();
         CodeActOutcome outcome = run.outcome();
         Optional<ExecResult> program = outcome.program();
+        System.out.flush();
+        System.err.flush();
         if (program.isEmpty()) {
             throw Failures.ofCall(outcome.result().text(), run.failure());
         }
-        write(System.out, program.get().stdout());
-        write(System.err, program.get().stderr());
         for (LandedArtifact saved : outcome.saved()) {
             console.progress("saved " + saved.display());
         }
@@ -134,42 +228,46 @@ final class RunCommand implements Callable<Integer> {
         if (outcome.problem().isPresent()) {
             throw CliFailure.failed(Failures.sentence(outcome.problem().get()));
         }
-        return program.get().exitCode();
+        int exitCode = program.get().exitCode();
+        Failures.killed(exitCode, session.memoryBytes()).ifPresent(console::warn);
+        return exitCode;
     }
 
-    private static void write(PrintStream stream, byte[] bytes) {
-        stream.write(bytes, 0, bytes.length);
-        stream.flush();
-    }
-
-    private String program() {
-        if (code != null && file != null) {
-            throw CliFailure.usage("give the program once: -e CODE or a FILE, not both");
-        }
+    private String program(Optional<String> file) {
         if (code != null) {
             return code;
         }
-        try {
-            if (file != null && !file.equals(STDIN)) {
-                return Files.readString(Path.of(file), StandardCharsets.UTF_8);
+        if (file.isPresent() && !file.get().equals(STDIN)) {
+            Path path = Path.of(file.get());
+            try {
+                if (Files.size(path) > StandardInput.MAX_BYTES) {
+                    throw CliFailure.usage("the program " + GuestText.quote(file.get()) + " is larger than "
+                            + Sizes.describe(StandardInput.MAX_BYTES) + "; no source is that long");
+                }
+                return Files.readString(path, StandardCharsets.UTF_8);
+            } catch (NoSuchFileException e) {
+                throw CliFailure.usage("no program file " + GuestText.quote(file.get()) + " (give -e CODE for a "
+                        + "program on the command line)");
+            } catch (IOException e) {
+                throw CliFailure.usage("cannot read the program from " + GuestText.quote(file.get()) + ": "
+                        + GuestText.escape(String.valueOf(e.getMessage())));
             }
-            if (Terminal.isTerminal(Terminal.STDIN)) {
-                throw CliFailure.usage("no program: give -e CODE, a FILE, or pipe it on standard input");
-            }
-            return new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw CliFailure.usage("cannot read the program from " + (file == null ? "standard input" : file) + ": "
-                    + e.getMessage());
         }
+        if (Terminal.isTerminal(Terminal.STDIN)) {
+            throw CliFailure.usage("no program: give -e CODE, a FILE, or pipe it on standard input");
+        }
+        return new String(StandardInput.read(System.in), StandardCharsets.UTF_8);
     }
 
-    private Language language() {
+    private Language language(Optional<String> file) {
         if (lang != null) {
-            return Language.fromWire(lang.strip().toLowerCase(Locale.ROOT)).orElseThrow(() -> CliFailure.usage(
-                    "unknown language '" + lang + "'; choose one of " + languages()));
+            String wanted = lang.strip().toLowerCase(Locale.ROOT);
+            return Language.fromWire(ALIASES.getOrDefault(wanted, wanted)).orElseThrow(() -> CliFailure.usage(
+                    "unknown language " + GuestText.quote(lang) + "; choose one of " + languages() + " (or "
+                            + String.join(", ", ALIASES.keySet()) + ")"));
         }
-        if (file != null && !file.equals(STDIN)) {
-            String name = Path.of(file).getFileName().toString();
+        if (file.isPresent() && !file.get().equals(STDIN)) {
+            String name = Path.of(file.get()).getFileName().toString();
             for (Language language : Language.values()) {
                 String extension = language.programFileName().substring(language.programFileName().lastIndexOf('.'));
                 if (name.endsWith(extension)) {
@@ -178,6 +276,16 @@ final class RunCommand implements Callable<Integer> {
             }
         }
         return Language.PYTHON;
+    }
+
+    private static Map<String, String> aliases() {
+        Map<String, String> aliases = new LinkedHashMap<>();
+        aliases.put("py", Language.PYTHON.wire());
+        aliases.put("python3", Language.PYTHON.wire());
+        aliases.put("js", Language.JAVASCRIPT.wire());
+        aliases.put("node", Language.JAVASCRIPT.wire());
+        aliases.put("sh", Language.BASH.wire());
+        return Collections.unmodifiableMap(aliases);
     }
 
     private static List<String> languages() {

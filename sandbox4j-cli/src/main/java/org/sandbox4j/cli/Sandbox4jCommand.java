@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
             "2:usage: a wrong flag, argument or config file",
             "3:refused by policy: the backend is below the floor or cannot enforce what was asked",
             "4:backend unavailable: not installed, not permitted here, or failing",
-            "124:the program timed out and was stopped with everything it started"})
+            "124:the program timed out and was stopped with everything it started",
+            "130:interrupted (Ctrl-C); the invocation's own sandbox was disposed of"})
 final class Sandbox4jCommand implements Runnable {
 
     @Spec

@@ -4,11 +4,15 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 import org.sandbox4j.codeact.CodeAct;
 import org.sandbox4j.core.Egress;
+import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxRouter;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.egress.EgressPolicy;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -16,9 +20,11 @@ import picocli.CommandLine.Option;
 /** Where {@code run} and {@code exec} run: backend, floor, egress, timeout, conversation. */
 final class SandboxOptions {
 
+    static final String MAX_OUTPUT_FLAG = "--max-output";
+
     @Option(names = "--backend", paramLabel = "NAME",
             description = "microvm (the default where QEMU and its guest are here), bubblewrap (the default "
-                    + "otherwise), process, sbx or docker (env SANDBOX4J_BACKEND).")
+                    + "otherwise), sbx or docker (env SANDBOX4J_BACKEND).")
     String backend;
 
     @Option(names = "--floor", paramLabel = "RUNG",
@@ -40,6 +46,20 @@ final class SandboxOptions {
     @Option(names = "--timeout", paramLabel = "DURATION",
             description = "How long the program may run: 90, 90s, 2m, 1h (env SANDBOX4J_TIMEOUT; default 120s).")
     String timeout;
+
+    @Option(names = {"-m", GuestLimits.MEMORY_FLAG}, paramLabel = "SIZE",
+            description = "The most memory the sandbox's processes may hold together: 512m, 2g (default: the "
+                    + "backend's, 1g for bubblewrap and docker, 256m for microvm).")
+    String memory;
+
+    @Option(names = GuestLimits.PROCESSES_FLAG, paramLabel = "N",
+            description = "The most processes and threads the sandbox may run at once (default 256).")
+    Integer processes;
+
+    @Option(names = MAX_OUTPUT_FLAG, paramLabel = "SIZE",
+            description = "The most the program may print, standard output and error together, before it is "
+                    + "stopped: 64k, 10m (default 1m for run, 8m for exec).")
+    String maxOutput;
 
     @Mixin
     ConversationOptions conversation = new ConversationOptions();
@@ -87,6 +107,26 @@ final class SandboxOptions {
         }).orElse(Egress.CLOSED);
     }
 
+    GuestLimits limits() {
+        if (processes != null && processes < 1) {
+            throw CliFailure.usage(GuestLimits.PROCESSES_FLAG + " must be a positive number, not " + processes);
+        }
+        return new GuestLimits(Optional.ofNullable(memory).map(value -> Sizes.parse(value, GuestLimits.MEMORY_FLAG)),
+                Optional.ofNullable(processes));
+    }
+
+    /** The output cap {@code --max-output} asked for; empty means the command's default. */
+    Optional<Long> maxOutputBytes() {
+        Optional<Long> cap = Optional.ofNullable(maxOutput).map(value -> Sizes.parse(value, MAX_OUTPUT_FLAG));
+        if (cap.isPresent() && cap.get() > HostCeilings.MAX_BUFFERED_BYTES) {
+            // The output is held in this JVM as well as streamed: the same ceiling as every buffered guest byte.
+            throw CliFailure.usage(MAX_OUTPUT_FLAG + " may be at most " + Sizes.describe(HostCeilings.MAX_BUFFERED_BYTES)
+                    + " (an eighth of this JVM's heap, at most 256 MiB), not " + Sizes.describe(cap.get())
+                    + "; write large results to a file and land it with --out");
+        }
+        return cap;
+    }
+
     Duration timeout(Configuration configuration) {
         return configuration.value(Setting.TIMEOUT, timeout).map(SandboxOptions::duration)
                 .orElse(CodeAct.DEFAULT_EXEC_TIMEOUT);
@@ -111,10 +151,15 @@ final class SandboxOptions {
                 parsed = Duration.ofSeconds(Long.parseLong(value));
             }
         } catch (NumberFormatException | DateTimeParseException e) {
-            throw CliFailure.usage("'" + text + "' is not a duration; write 90, 90s, 2m or 1h");
+            throw CliFailure.usage(GuestText.quote(text) + " is not a duration; write 90, 90s, 2m or 1h");
         }
         if (parsed.isNegative() || parsed.isZero()) {
-            throw CliFailure.usage("a timeout must be positive, not '" + text + "'");
+            throw CliFailure.usage("a timeout must be positive, not " + GuestText.quote(text));
+        }
+        if (parsed.compareTo(ExecOptions.MAX_TIMEOUT) > 0) {
+            throw CliFailure.usage("a timeout may be at most " + ExecOptions.MAX_TIMEOUT.toHours() + "h, not "
+                    + GuestText.quote(text) + "; run longer work as several commands, or in the background with a "
+                    + "status file");
         }
         return parsed;
     }

@@ -23,9 +23,13 @@ import org.sandbox4j.core.SandboxRouter;
  * @param scope     the scope every key of this invocation carries
  * @param ownThread whether {@code thread} was made for this invocation (then its sandbox goes with it)
  * @param noNetwork what no network means when {@code allow} is empty: closed, or deny-all
+ * @param memoryBytes the memory limit each sandbox gets, where the command knows it (for the exit 137 message)
+ * @param maxOutputBytes the output cap {@code --max-output} asked for; empty means the command's default
+ * @param interruption disposes of this invocation's own sandbox when a signal ends the JVM mid-command
  */
 record Session(SandboxBackend backend, SandboxRouter router, String scope, String thread, boolean ownThread,
-        Console console, Duration timeout, List<String> allow, Egress noNetwork) implements AutoCloseable {
+        Console console, Duration timeout, List<String> allow, Egress noNetwork, Optional<Long> memoryBytes,
+        Optional<Long> maxOutputBytes, Interruption interruption) implements AutoCloseable {
 
     /** The agent directory every key of the command carries: run and exec share a thread's sandbox. */
     static final String AGENT = "sandbox4j-cli";
@@ -52,13 +56,19 @@ record Session(SandboxBackend backend, SandboxRouter router, String scope, Strin
         if (thread.isBlank()) {
             throw CliFailure.usage("--thread cannot be blank");
         }
+        if (known == KnownBackend.PROCESS) {
+            // Before the floor: lowering the floor would not make it serve.
+            throw CliFailure.refused(Refusals.processSharesTheNetwork());
+        }
         Optional<Isolation> fixed = known.isolation();
         if (fixed.isPresent() && !fixed.get().meetsFloor(floor)) {
             // Refuse before building the backend: the answer does not depend on this host.
             throw CliFailure.refused(Refusals.belowFloor(known, fixed.get(), floor, configuration, options.floor));
         }
+        GuestLimits limits = options.limits();
+        Optional<Long> maxOutputBytes = options.maxOutputBytes();
         SandboxBackend backend = known.open(root.stateDirectory(), configuration.environment(),
-                options.docker.settings(configuration));
+                options.docker.settings(configuration), limits);
         // docker's rung is known only now, from what its engine confirmed.
         Isolation declared = backend.declarations().isolation();
         console.detail("backend " + known.wire() + " (" + declared.wire() + "), floor " + floor.wire()
@@ -70,7 +80,10 @@ record Session(SandboxBackend backend, SandboxRouter router, String scope, Strin
             KnownBackend.release(backend);
             throw CliFailure.refused(Refusals.belowFloor(known, declared, floor, configuration, options.floor));
         }
-        return new Session(backend, router, scope, thread, ownThread, console, timeout, allow, noNetwork);
+        Interruption interruption = ownThread
+                ? Interruption.register(console, () -> router.disposeScope(scope, thread)) : Interruption.none();
+        return new Session(backend, router, scope, thread, ownThread, console, timeout, allow, noNetwork,
+                known.memoryBytes(limits), maxOutputBytes, interruption);
     }
 
     private static byte[] randomBytes() {
@@ -91,10 +104,14 @@ record Session(SandboxBackend backend, SandboxRouter router, String scope, Strin
     /** Disposes of this invocation's own sandbox (a named thread's stays warm), then lets the backend go. */
     @Override
     public void close() {
-        if (ownThread) {
-            int disposed = router.disposeScope(scope, thread);
-            console.detail("disposed of " + disposed + " sandbox(es) of this invocation's thread");
+        boolean ours = interruption.close(() -> {
+            if (ownThread) {
+                int disposed = router.disposeScope(scope, thread);
+                console.detail("disposed of " + disposed + " sandbox(es) of this invocation's thread");
+            }
+        });
+        if (ours) {
+            KnownBackend.release(backend);
         }
-        KnownBackend.release(backend);
     }
 }

@@ -1,5 +1,6 @@
 package org.sandbox4j.cli;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -12,7 +13,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -62,13 +65,7 @@ final class CliProcess implements AutoCloseable {
     }
 
     Result run(byte[] stdin, String... args) {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add(Main.class.getName());
-        command.addAll(List.of(args));
-        return start(command, stdin);
+        return start(cliCommand(List.of(args)), stdin);
     }
 
     /** Runs any program (the launcher script) in the same environment. */
@@ -76,7 +73,31 @@ final class CliProcess implements AutoCloseable {
         return start(command, stdin);
     }
 
-    private Result start(List<String> command, byte[] stdin) {
+    /**
+     * Starts the command and returns at once, its standard input closed: the test reads its output
+     * line by line as it arrives, may signal it, then {@link Running#finish() finishes} it.
+     */
+    Running launch(String... args) {
+        try {
+            Process process = builder(cliCommand(List.of(args))).start();
+            process.getOutputStream().close();
+            return new Running(process, drain(process.getErrorStream()));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static List<String> cliCommand(List<String> args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(Main.class.getName());
+        command.addAll(args);
+        return command;
+    }
+
+    private ProcessBuilder builder(List<String> command) {
         ProcessBuilder builder = new ProcessBuilder(command);
         Map<String, String> env = builder.environment();
         env.keySet().removeIf(name -> name.startsWith("SANDBOX4J_"));
@@ -86,6 +107,11 @@ final class CliProcess implements AutoCloseable {
         // default backend is bubblewrap, which these tests drive; a test that wants the microVM names it.
         env.put("XDG_CACHE_HOME", configHome.resolve("cache").toString());
         env.putAll(environment);
+        return builder;
+    }
+
+    private Result start(List<String> command, byte[] stdin) {
+        ProcessBuilder builder = builder(command);
         try {
             Process process = builder.start();
             CompletableFuture<byte[]> out = drain(process.getInputStream());
@@ -134,6 +160,117 @@ final class CliProcess implements AutoCloseable {
                 // Best effort: a temporary directory.
             }
         }
+    }
+
+    /** A command still running: its standard output line by line, each with when it arrived. */
+    static final class Running implements AutoCloseable {
+
+        private final Process process;
+        private final CompletableFuture<byte[]> stderr;
+        private final BlockingQueue<Line> lines = new LinkedBlockingQueue<>();
+        private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+        private final Thread reader;
+
+        private Running(Process process, CompletableFuture<byte[]> stderr) {
+            this.process = process;
+            this.stderr = stderr;
+            this.reader = new Thread(this::readLines, "sandbox4j-cli-test-lines");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        /** One line of standard output, and {@link System#nanoTime()} when its newline arrived. */
+        record Line(String text, long arrivedNanos) {
+        }
+
+        private void readLines() {
+            ByteArrayOutputStream line = new ByteArrayOutputStream();
+            try (InputStream in = process.getInputStream()) {
+                for (int b = in.read(); b >= 0; b = in.read()) {
+                    synchronized (stdout) {
+                        stdout.write(b);
+                    }
+                    if (b == '\n') {
+                        lines.add(new Line(line.toString(StandardCharsets.UTF_8), System.nanoTime()));
+                        line.reset();
+                    } else {
+                        line.write(b);
+                    }
+                }
+            } catch (IOException ended) {
+                // The process is gone: what arrived is kept.
+            }
+        }
+
+        long pid() {
+            return process.pid();
+        }
+
+        boolean isAlive() {
+            return process.isAlive();
+        }
+
+        /** The next line of standard output, waiting at most {@code within}. */
+        Line nextLine(Duration within) {
+            try {
+                Line line = lines.poll(within.toMillis(), TimeUnit.MILLISECONDS);
+                if (line == null) {
+                    throw new AssertionError("no line on standard output within " + within + "; stdout so far: "
+                            + stdoutSoFar());
+                }
+                return line;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+
+        /** Sends {@code signal} (INT, TERM) to the command's JVM, as a shell's Ctrl-C or kill does. */
+        void signal(String signal) {
+            try {
+                Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+                if (!kill.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || kill.exitValue() != 0) {
+                    throw new AssertionError("kill -" + signal + " " + process.pid() + " failed");
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+
+        /** Waits for the command to end; {@link System#nanoTime()} when it had, with what it left. */
+        Finished finish() {
+            try {
+                if (!process.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.destroyForcibly();
+                    throw new AssertionError("the command did not end within " + TIMEOUT);
+                }
+                long endedNanos = System.nanoTime();
+                reader.join(TIMEOUT.toMillis());
+                return new Finished(new Result(process.exitValue(), stdoutSoFar(),
+                        new String(stderr.join(), StandardCharsets.UTF_8)), endedNanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+
+        private String stdoutSoFar() {
+            synchronized (stdout) {
+                return stdout.toString(StandardCharsets.UTF_8);
+            }
+        }
+
+        @Override
+        public void close() {
+            process.destroyForcibly();
+        }
+    }
+
+    /** What a {@link Running} command left, and when it was seen to end. */
+    record Finished(Result result, long endedNanos) {
     }
 
     /** What one invocation left. */

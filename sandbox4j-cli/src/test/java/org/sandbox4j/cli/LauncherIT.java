@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.sandbox4j.microvm.GuestImage;
 
 /**
@@ -22,10 +23,7 @@ class LauncherIT {
      */
     @Test
     void theReadmesFirstCommandPrints45() {
-        Path jar = Path.of(System.getProperty("sandbox4j.cli.jar", "target/sandbox4j.jar")).toAbsolutePath();
-        assertThat(jar).as("the runnable jar the package phase builds").exists();
-        Path launcher = jar.getParent().getParent().getParent().resolve("sandbox4j");
-        assertThat(Files.isExecutable(launcher)).as(launcher + " is executable").isTrue();
+        Path launcher = launcher();
         String guest = System.getenv(GuestImage.DIRECTORY_VARIABLE);
         assertThat(guest).as(GuestImage.DIRECTORY_VARIABLE + ": scripts/test.sh provisions the microVM guest").isNotBlank();
         try (CliProcess cli = CliProcess.fresh().env(GuestImage.DIRECTORY_VARIABLE, guest)) {
@@ -36,5 +34,34 @@ class LauncherIT {
             assertThat(result.stderr()).as("the jar was fresh, so nothing was built").doesNotContain("building");
             assertThat(result.stderr()).as("it ran in a microVM at the default floor").contains("backend microvm");
         }
+    }
+
+    /**
+     * Under the C locale the JVM would encode file names as ASCII and could not open a shared file
+     * named in another script; the launcher gives it C.UTF-8, so the name reaches the file. The name
+     * is made and passed by bash from octal escapes: this test's own JVM may run under C as well.
+     */
+    @Test
+    void aNonAsciiFileNameOpensUnderTheCLocale(@TempDir Path work) {
+        String script = String.join("\n",
+                "cd \"$1\"",
+                "name=\"$(printf 'donn\\303\\251es-\\346\\227\\245.txt')\"",
+                "printf 'contenu\\n' > \"$PWD/$name\"",
+                "exec \"$0\" run --backend bubblewrap --floor container --file \"d.txt=$PWD/$name\" \\",
+                "    -e \"print(open('d.txt').read(), end='')\"");
+        try (CliProcess cli = CliProcess.fresh().env("LC_ALL", "C").env("LANG", "C")) {
+            CliProcess.Result result = cli.runProgram(List.of("bash", "-c", script, launcher().toString(),
+                    work.toString()), new byte[0]);
+            assertThat(result.exitCode()).as(result.toString()).isZero();
+            assertThat(result.stdout()).isEqualTo("contenu\n");
+        }
+    }
+
+    private static Path launcher() {
+        Path jar = Path.of(System.getProperty("sandbox4j.cli.jar", "target/sandbox4j.jar")).toAbsolutePath();
+        assertThat(jar).as("the runnable jar the package phase builds").exists();
+        Path launcher = jar.getParent().getParent().getParent().resolve("sandbox4j");
+        assertThat(Files.isExecutable(launcher)).as(launcher + " is executable").isTrue();
+        return launcher;
     }
 }
