@@ -83,6 +83,9 @@ public final class SandboxMcpServer implements AutoCloseable {
 
     private static final String FRAMEWORK = "MCP";
 
+    /** What a stdio transport's one session is called while a message is decoded (its id is the SDK's). */
+    private static final String STDIO_SESSION = "stdio";
+
     /** {@link Builder#approvalByClient()}: the client asked before it sent the call. */
     private static final CallApproval CLIENT_ASKS = (tool, arguments, session) -> true;
 
@@ -161,9 +164,10 @@ public final class SandboxMcpServer implements AutoCloseable {
         ensureOpen();
         SessionLedger ledger = newLedger();
         CountDownLatch ended = new CountDownLatch(1);
-        StdioServerTransportProvider transport = new StdioServerTransportProvider(mapper,
-                new EndOfInput(in, ended::countDown), out);
-        McpSyncServer server = configure(McpServer.sync(transport), ledger);
+        ClientCancellations cancellations = ClientCancellations.oneSession();
+        StdioServerTransportProvider transport = new StdioServerTransportProvider(
+                new CallIdMapper(mapper, cancellations, () -> STDIO_SESSION), new EndOfInput(in, ended::countDown), out);
+        McpSyncServer server = configure(McpServer.sync(transport), ledger, cancellations);
         AutoCloseable serving = ended::countDown;
         servings.add(serving);
         // A client that ends the server by signal (most do, after closing stdin or instead of it)
@@ -221,12 +225,13 @@ public final class SandboxMcpServer implements AutoCloseable {
         }
         ensureOpen();
         SessionLedger ledger = newLedger();
+        ClientCancellations cancellations = ClientCancellations.perSession();
         HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(mapper)
+                .jsonMapper(new CallIdMapper(mapper, cancellations, SessionTracker::receivingSession))
                 .mcpEndpoint(ENDPOINT_PATH)
                 .sessionSweepInterval(idleSessionTimeout)
                 .build();
-        McpSyncServer server = configure(McpServer.sync(transport), ledger);
+        McpSyncServer server = configure(McpServer.sync(transport), ledger, cancellations);
         HttpEndpoint[] self = new HttpEndpoint[1];
         HttpEndpoint endpoint = HttpEndpoint.start(address, transport, server, ledger, bearerToken,
                 idleSessionTimeout, () -> servings.remove(self[0]));
@@ -241,13 +246,13 @@ public final class SandboxMcpServer implements AutoCloseable {
     }
 
     private <S extends McpServer.SyncSpecification<S>> McpSyncServer configure(McpServer.SyncSpecification<S> spec,
-            SessionLedger ledger) {
+            SessionLedger ledger, ClientCancellations cancellations) {
         List<SyncToolSpecification> specifications = new ArrayList<>();
         for (SandboxTool tool : tools) {
-            specifications.add(ToolBridge.specification(tool, mapper, calls, approval, ledger));
+            specifications.add(ToolBridge.specification(tool, mapper, calls, approval, ledger, cancellations));
         }
         sessionFiles.ifPresent(files -> specifications.addAll(FileTools.specifications(files, mapper, calls,
-                ledger)));
+                ledger, cancellations)));
         return spec.serverInfo(serverName, serverVersion)
                 .jsonMapper(mapper)
                 .capabilities(ServerCapabilities.builder().tools(false).build())
