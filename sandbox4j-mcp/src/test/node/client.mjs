@@ -84,11 +84,6 @@ async function fileCheck(client) {
   };
 }
 
-async function exitCheck(client) {
-  const result = await runPython(client, 'import sys\nprint("bye")\nsys.exit(3)\n');
-  return { isError: result.isError ?? false, structured: result.structuredContent ?? null };
-}
-
 async function raw(url, init) {
   const response = await fetch(url, init);
   return { status: response.status, type: response.headers.get('content-type'),
@@ -133,7 +128,6 @@ async function main() {
     report.tools = (await client.listTools()).tools.map((tool) => tool.name);
     report.progress = await progressCheck(client);
     report.cancellation = await cancellationCheck(client);
-    report.exit = await exitCheck(client);
     if (report.tools.includes('write_file')) {
       report.files = await fileCheck(client);
     }

@@ -14,7 +14,7 @@ import java.util.Set;
  * client's {@code notifications/cancelled} interrupts the thread running the call (the program is
  * killed: core's {@code SandboxInterrupted}) and the call answers nothing, as the MCP
  * specification asks. The SDK drops that notification, and hands a tool handler neither the
- * request id nor a way to not answer; {@link CallIdMapper} reads both notifications and requests
+ * request id nor a way to not answer; {@link TransportMapper} reads both notifications and requests
  * as they are decoded, and a handler that returns no result sends no response. Thread-safe.
  */
 final class ClientCancellations {

@@ -75,7 +75,7 @@ public final class HttpEndpoint implements AutoCloseable {
         ServletHolder servlet = new ServletHolder(transport);
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, SandboxMcpServer.ENDPOINT_PATH);
-        addFilter(context, new HttpGuard(bearerToken));
+        addFilter(context, new HttpGuard(bearerToken, transport.protocolVersions()));
         addFilter(context, new SessionTracker(ledger));
         jetty.setHandler(context);
         jetty.setStopTimeout(STOP_TIMEOUT.toMillis());

@@ -166,7 +166,7 @@ public final class SandboxMcpServer implements AutoCloseable {
         CountDownLatch ended = new CountDownLatch(1);
         ClientCancellations cancellations = ClientCancellations.oneSession();
         StdioServerTransportProvider transport = new StdioServerTransportProvider(
-                new CallIdMapper(mapper, cancellations, () -> STDIO_SESSION), new EndOfInput(in, ended::countDown), out);
+                new TransportMapper(mapper, cancellations, () -> STDIO_SESSION), new EndOfInput(in, ended::countDown), out);
         McpSyncServer server = configure(McpServer.sync(transport), ledger, cancellations);
         AutoCloseable serving = ended::countDown;
         servings.add(serving);
@@ -227,7 +227,7 @@ public final class SandboxMcpServer implements AutoCloseable {
         SessionLedger ledger = newLedger();
         ClientCancellations cancellations = ClientCancellations.perSession();
         HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(new CallIdMapper(mapper, cancellations, SessionTracker::receivingSession))
+                .jsonMapper(new TransportMapper(mapper, cancellations, SessionTracker::receivingSession))
                 .mcpEndpoint(ENDPOINT_PATH)
                 .sessionSweepInterval(idleSessionTimeout)
                 .build();

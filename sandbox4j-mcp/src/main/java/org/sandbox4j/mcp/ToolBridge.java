@@ -114,7 +114,7 @@ final class ToolBridge {
         Map<String, Object> arguments = request.arguments() == null ? Map.of() : request.arguments();
         Optional<Object> progressToken = Optional.ofNullable(request.progressToken());
         ledger.begin(sessionId);
-        try (ClientCancellations.Running running = cancellations.start(sessionId, CallIdMapper.requestId(request));
+        try (ClientCancellations.Running running = cancellations.start(sessionId, TransportMapper.requestId(request));
                 ProgressReporter progress = progressToken
                         .map(token -> ProgressReporter.start(token, exchange::progressNotification)).orElse(null)) {
             if (running.cancelled()) {

@@ -54,7 +54,7 @@ class McpTypeScriptClientTest {
     }
 
     @Test
-    void overStdioInTheCLocaleCancellationProgressExitCodesAndNonAsciiNamesWork() throws Exception {
+    void overStdioInTheCLocaleCancellationProgressAndNonAsciiNamesWork() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         Path files = temporary("s4jm-ts-files");
@@ -121,10 +121,6 @@ class McpTypeScriptClientTest {
         assertThat(sizes[1]).as("the program was stopped by the cancellation").isEqualTo(sizes[0]);
         assertThat(report.get("clientErrors")).as("no response to the cancelled request").asInstanceOf(LIST)
                 .isEmpty();
-
-        Map<?, ?> exit = (Map<?, ?>) report.get("exit");
-        assertThat(exit.get("isError")).as("a program that exits 3 is an error").isEqualTo(true);
-        assertThat(exit.get("structured")).asInstanceOf(MAP).containsEntry("exitCode", 3);
     }
 
     private Map<String, Object> runScript(String... arguments) throws IOException, InterruptedException {

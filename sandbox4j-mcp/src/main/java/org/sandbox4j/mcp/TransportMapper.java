@@ -1,6 +1,7 @@
 package org.sandbox4j.mcp;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -9,17 +10,20 @@ import java.util.function.Supplier;
 
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 
 /**
- * A transport's JSON mapper that also sees each incoming JSON-RPC message as it is decoded: a
+ * A transport's JSON mapper. It writes an MCP error (the HTTP transport's answer to a bad
+ * request) as a JSON-RPC error envelope, never as the serialised Java exception with its stack
+ * trace the SDK's mapper makes of it; and it sees each incoming JSON-RPC message as it is decoded: a
  * {@code tools/call} request gets its request id written into its {@code _meta} under
  * {@link #REQUEST_ID_META} (replacing any the client put there), for the handler to register the
  * call under; a {@code notifications/cancelled} cancels the call it names in
  * {@link ClientCancellations}. The SDK decodes every incoming message through its transport's
  * mapper ({@code McpSchema.deserializeJsonRpcMessage}), on the thread that received it.
  */
-final class CallIdMapper implements McpJsonMapper {
+final class TransportMapper implements McpJsonMapper {
 
     /** Where a tools/call request carries its own JSON-RPC id to the handler. */
     static final String REQUEST_ID_META = "org.sandbox4j/requestId";
@@ -34,7 +38,7 @@ final class CallIdMapper implements McpJsonMapper {
      * @param receivingSession the MCP session of the message being decoded on the calling thread
      *                         (null when it has none yet)
      */
-    CallIdMapper(McpJsonMapper delegate, ClientCancellations cancellations, Supplier<String> receivingSession) {
+    TransportMapper(McpJsonMapper delegate, ClientCancellations cancellations, Supplier<String> receivingSession) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.cancellations = Objects.requireNonNull(cancellations, "cancellations");
         this.receivingSession = Objects.requireNonNull(receivingSession, "receivingSession");
@@ -78,11 +82,17 @@ final class CallIdMapper implements McpJsonMapper {
 
     @Override
     public String writeValueAsString(Object value) throws IOException {
+        if (value instanceof McpError error) {
+            return JsonRpcErrors.envelope(error.getJsonRpcError());
+        }
         return delegate.writeValueAsString(value);
     }
 
     @Override
     public byte[] writeValueAsBytes(Object value) throws IOException {
+        if (value instanceof McpError error) {
+            return JsonRpcErrors.envelope(error.getJsonRpcError()).getBytes(StandardCharsets.UTF_8);
+        }
         return delegate.writeValueAsBytes(value);
     }
 
