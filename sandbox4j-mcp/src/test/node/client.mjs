@@ -74,13 +74,10 @@ async function fileCheck(client) {
   const written = await client.callTool({ name: 'write_file', arguments: { name, content: 'grüße' } });
   const read = await client.callTool({ name: 'read_file', arguments: { name } });
   const listed = await client.callTool({ name: 'list_files', arguments: {} });
-  const ran = await client.callTool({ name: 'execute_code', arguments: {
-    code: 'print(open("' + name + '", encoding="utf-8").read())', files: [name] } });
   return {
     written: { text: textOf(written), isError: written.isError ?? false },
     read: { text: textOf(read), isError: read.isError ?? false },
     listed: textOf(listed),
-    ran: { text: textOf(ran), isError: ran.isError ?? false },
   };
 }
 
