@@ -76,10 +76,10 @@ public final class SandboxMcpServer implements AutoCloseable {
     public static final String UNKNOWN_VERSION = "unknown";
 
     /**
-     * How long an HTTP session may stay idle (no request, no open stream) before it may be ended;
-     * the SDK's own default sweep.
+     * How long an HTTP session may stay idle (no request, no open stream) before it is ended and its
+     * sandboxes disposed of: a client that went away without a DELETE holds nothing for long.
      */
-    public static final Duration DEFAULT_IDLE_SESSION_TIMEOUT = Duration.ofMinutes(30);
+    public static final Duration DEFAULT_IDLE_SESSION_TIMEOUT = Duration.ofMinutes(10);
 
     private static final String FRAMEWORK = "MCP";
 
@@ -229,7 +229,8 @@ public final class SandboxMcpServer implements AutoCloseable {
         HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
                 .jsonMapper(new TransportMapper(mapper, cancellations, SessionTracker::receivingSession))
                 .mcpEndpoint(ENDPOINT_PATH)
-                .sessionSweepInterval(idleSessionTimeout)
+                // The SDK evicts a session idle over a whole sweep: with half the timeout, by the timeout.
+                .sessionSweepInterval(idleSessionTimeout.dividedBy(2))
                 .build();
         McpSyncServer server = configure(McpServer.sync(transport), ledger, cancellations);
         HttpEndpoint[] self = new HttpEndpoint[1];
