@@ -60,7 +60,7 @@ final class ProgressReporter implements ExecListener, AutoCloseable {
         this.ticks = SENDER.scheduleWithFixedDelay(this::tick, period, period, TimeUnit.MILLISECONDS);
     }
 
-    /** Starts reporting for {@code progressToken} through {@code send} (the call's exchange); close it when the call is over. */
+    /** Starts reporting for {@code progressToken} through {@code send}; close it when the call is over. */
     static ProgressReporter start(Object progressToken, Consumer<ProgressNotification> send) {
         return new ProgressReporter(Objects.requireNonNull(progressToken, "progressToken"),
                 Objects.requireNonNull(send, "send"));

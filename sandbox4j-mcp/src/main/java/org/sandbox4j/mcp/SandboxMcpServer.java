@@ -166,7 +166,8 @@ public final class SandboxMcpServer implements AutoCloseable {
         CountDownLatch ended = new CountDownLatch(1);
         ClientCancellations cancellations = ClientCancellations.oneSession();
         StdioServerTransportProvider transport = new StdioServerTransportProvider(
-                new TransportMapper(mapper, cancellations, () -> STDIO_SESSION), new EndOfInput(in, ended::countDown), out);
+                new TransportMapper(mapper, cancellations, () -> STDIO_SESSION), new EndOfInput(in, ended::countDown),
+                out);
         McpSyncServer server = configure(McpServer.sync(transport), ledger, cancellations);
         AutoCloseable serving = ended::countDown;
         servings.add(serving);

@@ -21,7 +21,7 @@ final class SessionTracker extends HttpFilter {
 
     private static final long serialVersionUID = 1L;
 
-    /** The session named by the request this thread is serving, for {@link TransportMapper} as the SDK decodes its body. */
+    /** The session of the request this thread serves, for {@link TransportMapper} as the SDK decodes its body. */
     private static final ThreadLocal<String> RECEIVING = new ThreadLocal<>();
 
     private final transient SessionLedger ledger;
