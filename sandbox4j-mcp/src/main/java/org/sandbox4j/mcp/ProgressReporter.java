@@ -9,6 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import io.modelcontextprotocol.spec.McpSchema.ProgressNotification;
@@ -47,23 +48,36 @@ final class ProgressReporter implements ExecListener, AutoCloseable {
 
     private final Object progressToken;
     private final Consumer<ProgressNotification> send;
+    private final BooleanSupplier wanted;
+    /** Held while a notification goes out, so none goes out after {@link #close()} returns (after the result). */
+    private final Object sending = new Object();
+    private boolean closed;
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
     private long dropped;
     private long sequence;
     private long lastSentNanos = System.nanoTime();
     private final ScheduledFuture<?> ticks;
 
-    private ProgressReporter(Object progressToken, Consumer<ProgressNotification> send) {
+    private ProgressReporter(Object progressToken, Consumer<ProgressNotification> send, BooleanSupplier wanted) {
         this.progressToken = progressToken;
         this.send = send;
+        this.wanted = wanted;
         long period = FLUSH_INTERVAL.toMillis();
         this.ticks = SENDER.scheduleWithFixedDelay(this::tick, period, period, TimeUnit.MILLISECONDS);
     }
 
     /** Starts reporting for {@code progressToken} through {@code send}; close it when the call is over. */
     static ProgressReporter start(Object progressToken, Consumer<ProgressNotification> send) {
+        return start(progressToken, send, () -> true);
+    }
+
+    /**
+     * As {@link #start(Object, Consumer)}, sending only while {@code wanted} says so (a cancelled
+     * call's client no longer knows its token, and reports a notification for it as an error).
+     */
+    static ProgressReporter start(Object progressToken, Consumer<ProgressNotification> send, BooleanSupplier wanted) {
         return new ProgressReporter(Objects.requireNonNull(progressToken, "progressToken"),
-                Objects.requireNonNull(send, "send"));
+                Objects.requireNonNull(send, "send"), Objects.requireNonNull(wanted, "wanted"));
     }
 
     @Override
@@ -75,6 +89,14 @@ final class ProgressReporter implements ExecListener, AutoCloseable {
     }
 
     private void tick() {
+        synchronized (sending) {
+            if (!closed && wanted.getAsBoolean()) {
+                sendPending();
+            }
+        }
+    }
+
+    private void sendPending() {
         ProgressNotification notification;
         synchronized (this) {
             boolean heartbeatDue = System.nanoTime() - lastSentNanos >= HEARTBEAT_INTERVAL.toNanos();
@@ -120,9 +142,15 @@ final class ProgressReporter implements ExecListener, AutoCloseable {
         return bytes.length;
     }
 
-    /** Stops the notifications; what is still pending is not sent (the result carries all of it). */
+    /**
+     * Stops the notifications, waiting for one going out; what is still pending is not sent (the
+     * result carries all of it).
+     */
     @Override
     public void close() {
         ticks.cancel(false);
+        synchronized (sending) {
+            closed = true;
+        }
     }
 }

@@ -116,7 +116,9 @@ final class ToolBridge {
         ledger.begin(sessionId);
         try (ClientCancellations.Running running = cancellations.start(sessionId, TransportMapper.requestId(request));
                 ProgressReporter progress = progressToken
-                        .map(token -> ProgressReporter.start(token, exchange::progressNotification)).orElse(null)) {
+                        .map(token -> ProgressReporter.start(token, exchange::progressNotification,
+                                () -> !running.cancelled()))
+                        .orElse(null)) {
             if (running.cancelled()) {
                 return null;
             }

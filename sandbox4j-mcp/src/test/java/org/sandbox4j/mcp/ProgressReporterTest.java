@@ -45,6 +45,19 @@ class ProgressReporterTest {
     }
 
     @Test
+    void nothingIsSentOnceClosedOrWhileNotWanted() throws Exception {
+        List<ProgressNotification> sent = new CopyOnWriteArrayList<>();
+        ProgressReporter closed = ProgressReporter.start("closed", sent::add);
+        closed.close();
+        closed.onOutput(ExecStream.STDOUT, "late".getBytes(StandardCharsets.UTF_8));
+        try (ProgressReporter unwanted = ProgressReporter.start("cancelled", sent::add, () -> false)) {
+            unwanted.onOutput(ExecStream.STDOUT, "x".getBytes(StandardCharsets.UTF_8));
+            Thread.sleep(ProgressReporter.FLUSH_INTERVAL.multipliedBy(4).toMillis());
+        }
+        assertThat(sent).isEmpty();
+    }
+
+    @Test
     void completeUtf8LengthHoldsBackOnlyAnIncompleteLastCharacter() {
         byte[] japanese = "日".getBytes(StandardCharsets.UTF_8);
         assertThat(ProgressReporter.completeUtf8Length(japanese)).isEqualTo(3);
