@@ -68,6 +68,7 @@ provision() {
         /usr/include/stdio.h:libc6-dev /usr/include/seccomp.h:libseccomp-dev ip:iproute2 iptables:iptables \
         ip6tables:iptables
     provision_engines
+    provision_mcp_typescript_sdk
 }
 
 # ---------------------------------------------------------------- container engines (sandbox4j-docker)
@@ -254,6 +255,30 @@ provision_microvm_guest() {
     if [ -L "$default_guest" ] || [ ! -e "$default_guest" ]; then
         ln -sfn "$guest" "$default_guest"
     fi
+}
+
+# ---------------------------------------------------------------- MCP TypeScript SDK (sandbox4j-mcp)
+# McpTypeScriptClientTest drives the MCP server with the official TypeScript SDK, pinned by the committed
+# package.json and package-lock.json under sandbox4j-mcp/src/test/node. npm ci installs it once into a cache
+# directory named by the lock's digest, from the npm registry; the test finds it through
+# SANDBOX4J_MCP_NODE_MODULES and fails (naming this script) when the modules are not there.
+provision_mcp_typescript_sdk() {
+    local recipe=$root/sandbox4j-mcp/src/test/node digest cache
+    digest=$(cat "$recipe/package.json" "$recipe/package-lock.json" | sha256sum | cut -c1-12)
+    cache=${XDG_CACHE_HOME:-$HOME/.cache}/sandbox4j/mcp-node-$digest
+    if [ ! -f "$cache/.installed" ]; then
+        require_commands npm:npm
+        say "installing the MCP TypeScript SDK for sandbox4j-mcp's tests into $cache (npm ci, once)"
+        rm -rf "$cache"
+        mkdir -p "$cache"
+        cp "$recipe/package.json" "$recipe/package-lock.json" "$cache/"
+        if ! (cd "$cache" && npm ci --ignore-scripts --no-audit --no-fund >"$cache/npm.log" 2>&1); then
+            say "npm ci failed; see $cache/npm.log"
+            return 0
+        fi
+        touch "$cache/.installed"
+    fi
+    export SANDBOX4J_MCP_NODE_MODULES=$cache/node_modules
 }
 
 # One closing line over every module's Surefire and Failsafe reports, so the whole run reads as one count.

@@ -7,6 +7,11 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 
 import org.sandbox4j.codeact.CodeAct;
 import org.sandbox4j.codeact.Language;
@@ -14,6 +19,8 @@ import org.sandbox4j.codeact.OutputMode;
 import org.sandbox4j.core.CallerContext;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.TransferLimits;
+import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.mcp.HttpEndpoint;
 import org.sandbox4j.mcp.SandboxMcpServer;
 import org.sandbox4j.mcp.SessionFiles;
@@ -44,6 +51,9 @@ final class McpCommand implements Callable<Integer> {
 
     /** The environment variable holding the HTTP bearer token, so it need not appear in a process listing. */
     static final String TOKEN_VARIABLE = "SANDBOX4J_MCP_TOKEN";
+
+    /** The library's loggers, held here: the logging system keeps loggers only weakly. */
+    private static final Logger SANDBOX4J_LOG = Logger.getLogger("org.sandbox4j");
 
     /** Bytes in a mebibyte, for the help text. */
     static final long MIB = 1024L * 1024;
@@ -78,11 +88,18 @@ final class McpCommand implements Callable<Integer> {
             throw CliFailure.usage("mcp takes no --thread: every MCP session is its own thread");
         }
         List<Language> offered = offered();
-        Optional<String> bearer = Optional.ofNullable(token).or(() -> Optional.ofNullable(System.getenv(TOKEN_VARIABLE)))
-                .filter(value -> !value.isBlank());
-        if (bearer.isPresent() && httpPort == null) {
-            throw CliFailure.usage("a bearer token only applies to --http; stdio is reachable by its parent alone");
+        if (token != null && httpPort == null) {
+            throw CliFailure.usage("--token only applies to --http; stdio is reachable by its parent alone");
         }
+        logProblems(root.console());
+        Optional<String> fromVariable = Optional.ofNullable(System.getenv(TOKEN_VARIABLE))
+                .filter(value -> !value.isBlank());
+        if (httpPort == null && fromVariable.isPresent()) {
+            // A variable exported for an HTTP server elsewhere must not stop a host from starting this one.
+            root.console().warn(TOKEN_VARIABLE + " is set and ignored: a bearer token only applies to --http");
+        }
+        Optional<String> bearer = httpPort == null ? Optional.empty()
+                : Optional.ofNullable(token).filter(value -> !value.isBlank()).or(() -> fromVariable);
         try (Session session = Session.open(root, sandbox);
                 McpFileRoot files = fileTools ? McpFileRoot.open(root.stateDirectory()) : null) {
             SandboxMcpServer.Builder builder = SandboxMcpServer.builder()
@@ -116,6 +133,45 @@ final class McpCommand implements Callable<Integer> {
                 return serveHttp(session, server);
             }
         }
+    }
+
+    /**
+     * Without {@code --verbose} (which logs everything from INFO up), warnings and errors of the
+     * server and its tools still go to standard error, one line each: a tool's "the detail is in
+     * the host's log" must point at something. Never to standard output, the stdio transport.
+     */
+    private void logProblems(Console console) {
+        if (root.verbose) {
+            return;
+        }
+        SANDBOX4J_LOG.setLevel(Level.WARNING);
+        SANDBOX4J_LOG.addHandler(new Handler() {
+            private final SimpleFormatter formatter = new SimpleFormatter();
+
+            @Override
+            public void publish(LogRecord record) {
+                if (!isLoggable(record)) {
+                    return;
+                }
+                String line = formatter.formatMessage(record)
+                        + (record.getThrown() == null ? "" : ": " + ErrorDetail.of(record.getThrown()));
+                if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
+                    console.error("error: " + GuestText.escape(line));
+                } else {
+                    console.warn("warning: " + GuestText.escape(line));
+                }
+            }
+
+            @Override
+            public void flush() {
+                // Console flushes each line.
+            }
+
+            @Override
+            public void close() {
+                // Standard error is not this handler's to close.
+            }
+        });
     }
 
     private static CodeAct.Builder codeAct(Session session, List<Language> offered, CallerContext context) {

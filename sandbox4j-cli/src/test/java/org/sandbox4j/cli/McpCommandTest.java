@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -67,6 +68,31 @@ class McpCommandTest {
                 client.closeGracefully();
             }
             assertThat(sandboxesOnceSettled(cli, "mcp-stdio-test")).as("the session's sandbox went with it").isEmpty();
+        }
+    }
+
+    @Test
+    void overStdioAnExportedTokenVariableIsIgnoredWithAWarningAndLogLinesGoToStandardError() throws Exception {
+        try (CliProcess cli = CliProcess.fresh()) {
+            ServerParameters parameters = ServerParameters.builder(java())
+                    .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "--state-dir",
+                            cli.stateDir().toString(), "mcp", "--backend", "bubblewrap", "--floor", "container",
+                            "--scope", "mcp-stdio-token-test")
+                    .env(Map.of(McpCommand.TOKEN_VARIABLE, "exported-for-another-server"))
+                    .build();
+            StdioClientTransport transport = new StdioClientTransport(parameters, McpJsonDefaults.getMapper());
+            List<String> stderr = new CopyOnWriteArrayList<>();
+            transport.setStdErrorHandler(stderr::add);
+            McpSyncClient client = McpClient.sync(transport)
+                    .requestTimeout(REQUEST_TIMEOUT).initializationTimeout(REQUEST_TIMEOUT).build();
+            try {
+                client.initialize();
+                assertThat(text(client.callTool(call(Map.of("code", "print(6 * 7)"))))).isEqualTo("stdout:\n42");
+            } finally {
+                client.closeGracefully();
+            }
+            assertThat(stderr).as("one warning line naming the variable").anySatisfy(line -> assertThat(line)
+                    .startsWith("sandbox4j: ").contains(McpCommand.TOKEN_VARIABLE, "ignored", "--http"));
         }
     }
 

@@ -45,23 +45,24 @@ final class FileTools {
 
     /** The four tools over {@code store}, in {@link SessionFiles#TOOL_NAMES} order. */
     static List<SyncToolSpecification> specifications(SessionFileStore store, McpJsonMapper mapper,
-            FrameworkCalls calls, SessionLedger ledger) {
+            FrameworkCalls calls, SessionLedger ledger, ClientCancellations cancellations) {
         SessionFiles limits = store.limits();
         return List.of(
-                tool(mapper, calls, ledger, SessionFiles.WRITE_FILE, writeDescription(limits), writeSchema(),
+                tool(mapper, calls, ledger, cancellations, SessionFiles.WRITE_FILE, writeDescription(limits), writeSchema(),
                         annotations(false, true), Set.of(NAME, CONTENT, ENCODING), (session, arguments) ->
                                 write(store, session, arguments)),
-                tool(mapper, calls, ledger, SessionFiles.READ_FILE, READ_DESCRIPTION, readSchema(),
+                tool(mapper, calls, ledger, cancellations, SessionFiles.READ_FILE, READ_DESCRIPTION, readSchema(),
                         annotations(true, false), Set.of(NAME, ENCODING), (session, arguments) ->
                                 read(store, session, arguments)),
-                tool(mapper, calls, ledger, SessionFiles.LIST_FILES, LIST_DESCRIPTION, EMPTY_SCHEMA,
+                tool(mapper, calls, ledger, cancellations, SessionFiles.LIST_FILES, LIST_DESCRIPTION, EMPTY_SCHEMA,
                         annotations(true, false), Set.of(), (session, arguments) -> list(store, session)),
-                tool(mapper, calls, ledger, SessionFiles.DELETE_FILE, DELETE_DESCRIPTION, deleteSchema(),
+                tool(mapper, calls, ledger, cancellations, SessionFiles.DELETE_FILE, DELETE_DESCRIPTION, deleteSchema(),
                         annotations(false, true), Set.of(NAME), (session, arguments) ->
                                 delete(store, session, arguments)));
     }
 
     private static SyncToolSpecification tool(McpJsonMapper mapper, FrameworkCalls calls, SessionLedger ledger,
+            ClientCancellations cancellations,
             String name, String description, String schema, ToolAnnotations annotations, Set<String> parameters,
             BiFunction<String, Map<String, Object>, ToolResult> body) {
         Tool tool = Tool.builder()
@@ -72,14 +73,14 @@ final class FileTools {
                 .annotations(annotations)
                 .meta(Map.of(ToolBridge.REQUIRES_APPROVAL_META, false))
                 .build();
-        return ToolBridge.specification(tool, (session, arguments) -> calls.call(name, session, () -> {
+        return ToolBridge.specification(tool, (session, arguments, output) -> calls.call(name, session, () -> {
             try {
                 refuseUnknown(name, parameters, arguments);
                 return body.apply(session, arguments);
             } catch (ToolRefusal refused) {
                 return ToolResult.error(refused.sentence());
             }
-        }), ledger);
+        }), ledger, cancellations);
     }
 
     // ---------------------------------------------------------------- the four bodies

@@ -75,7 +75,7 @@ public final class HttpEndpoint implements AutoCloseable {
         ServletHolder servlet = new ServletHolder(transport);
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, SandboxMcpServer.ENDPOINT_PATH);
-        addFilter(context, new HttpGuard(bearerToken));
+        addFilter(context, new HttpGuard(bearerToken, transport.protocolVersions()));
         addFilter(context, new SessionTracker(ledger));
         jetty.setHandler(context);
         jetty.setStopTimeout(STOP_TIMEOUT.toMillis());
@@ -94,11 +94,11 @@ public final class HttpEndpoint implements AutoCloseable {
             throw new IllegalStateException("could not listen on " + requested + ": " + failure.getMessage(), failure);
         }
         InetSocketAddress bound = new InetSocketAddress(requested.getAddress(), connector.getLocalPort());
-        // The SDK sweeps once per timeout and evicts a session that stayed idle over a whole sweep,
-        // so within two timeouts; its sandboxes go half a timeout after that, when it must be gone,
-        // never while a client could still use it.
-        Duration disposeAfter = idleSessionTimeout.multipliedBy(2).plus(idleSessionTimeout.dividedBy(2));
-        long period = Math.max(1, idleSessionTimeout.toMillis() / 2);
+        // The SDK sweeps every half timeout and evicts a session idle over a whole sweep, so by the
+        // timeout; its sandboxes go once it has been idle longer than that (checked every tenth of
+        // it), when it must be gone, never while a client could still use it.
+        Duration disposeAfter = idleSessionTimeout;
+        long period = Math.max(1, idleSessionTimeout.toMillis() / 10);
         reaper.scheduleWithFixedDelay(() -> {
             try {
                 ledger.closeIdle(disposeAfter);

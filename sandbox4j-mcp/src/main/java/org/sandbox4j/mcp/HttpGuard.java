@@ -6,6 +6,7 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -15,6 +16,8 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+
+import org.sandbox4j.core.spi.GuestText;
 
 /**
  * The door of the loopback HTTP endpoint, checked before the SDK sees a request. A page in a
@@ -32,27 +35,49 @@ final class HttpGuard extends HttpFilter {
 
     static final String BEARER_PREFIX = "Bearer ";
 
-    private final transient Optional<byte[]> tokenDigest;
+    /** The header a client names its MCP protocol version in, after initialize. */
+    static final String PROTOCOL_VERSION_HEADER = "MCP-Protocol-Version";
 
-    HttpGuard(Optional<String> bearerToken) {
+    private final transient Optional<byte[]> tokenDigest;
+    private final List<String> protocolVersions;
+
+    /** @param protocolVersions the versions the transport speaks; a request naming another is refused */
+    HttpGuard(Optional<String> bearerToken, List<String> protocolVersions) {
         this.tokenDigest = bearerToken.map(HttpGuard::digest);
+        this.protocolVersions = List.copyOf(protocolVersions);
     }
 
     @Override
-    protected void doFilter(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+    protected void doFilter(HttpServletRequest request, HttpServletResponse plain, FilterChain chain)
             throws IOException, ServletException {
+        HttpServletResponse response = new JsonRpcErrors.Enveloping(plain);
         if (!isLoopbackHost(request.getHeader("Host"))) {
-            response.sendError(HttpServletResponse.SC_FORBIDDEN, "this MCP endpoint answers only on a loopback host name");
+            JsonRpcErrors.send(response, HttpServletResponse.SC_FORBIDDEN,
+                    "this MCP endpoint answers only on a loopback host name");
             return;
         }
         String origin = request.getHeader("Origin");
         if (origin != null && !isLoopbackOrigin(origin)) {
-            response.sendError(HttpServletResponse.SC_FORBIDDEN, "cross-origin requests are refused");
+            JsonRpcErrors.send(response, HttpServletResponse.SC_FORBIDDEN, "cross-origin requests are refused");
+            return;
+        }
+        if (!SandboxMcpServer.ENDPOINT_PATH.equals(request.getRequestURI())) {
+            // Before the token: a 401 on /.well-known/oauth-* would send a client into OAuth discovery, and
+            // this server has no OAuth; a client with a wrong token must hear "bad token" at the endpoint.
+            JsonRpcErrors.send(response, HttpServletResponse.SC_NOT_FOUND, "not found: this server answers MCP at "
+                    + SandboxMcpServer.ENDPOINT_PATH + " only, and has no OAuth (it takes a bearer token)");
             return;
         }
         if (tokenDigest.isPresent() && !authorized(request.getHeader("Authorization"))) {
             response.setHeader("WWW-Authenticate", "Bearer realm=\"sandbox4j\"");
-            response.sendError(HttpServletResponse.SC_UNAUTHORIZED, "a bearer token is required");
+            JsonRpcErrors.send(response, HttpServletResponse.SC_UNAUTHORIZED, "a bearer token is required and the "
+                    + "request had none or a wrong one: send 'Authorization: Bearer <token>' with the server's token");
+            return;
+        }
+        String version = request.getHeader(PROTOCOL_VERSION_HEADER);
+        if (version != null && !protocolVersions.contains(version.strip())) {
+            JsonRpcErrors.send(response, HttpServletResponse.SC_BAD_REQUEST, "unsupported " + PROTOCOL_VERSION_HEADER
+                    + " " + GuestText.quote(version) + "; this server speaks " + String.join(", ", protocolVersions));
             return;
         }
         chain.doFilter(request, response);

@@ -76,12 +76,15 @@ public final class SandboxMcpServer implements AutoCloseable {
     public static final String UNKNOWN_VERSION = "unknown";
 
     /**
-     * How long an HTTP session may stay idle (no request, no open stream) before it may be ended;
-     * the SDK's own default sweep.
+     * How long an HTTP session may stay idle (no request, no open stream) before it is ended and its
+     * sandboxes disposed of: a client that went away without a DELETE holds nothing for long.
      */
-    public static final Duration DEFAULT_IDLE_SESSION_TIMEOUT = Duration.ofMinutes(30);
+    public static final Duration DEFAULT_IDLE_SESSION_TIMEOUT = Duration.ofMinutes(10);
 
     private static final String FRAMEWORK = "MCP";
+
+    /** What a stdio transport's one session is called while a message is decoded (its id is the SDK's). */
+    private static final String STDIO_SESSION = "stdio";
 
     /** {@link Builder#approvalByClient()}: the client asked before it sent the call. */
     private static final CallApproval CLIENT_ASKS = (tool, arguments, session) -> true;
@@ -161,9 +164,11 @@ public final class SandboxMcpServer implements AutoCloseable {
         ensureOpen();
         SessionLedger ledger = newLedger();
         CountDownLatch ended = new CountDownLatch(1);
-        StdioServerTransportProvider transport = new StdioServerTransportProvider(mapper,
-                new EndOfInput(in, ended::countDown), out);
-        McpSyncServer server = configure(McpServer.sync(transport), ledger);
+        ClientCancellations cancellations = ClientCancellations.oneSession();
+        StdioServerTransportProvider transport = new StdioServerTransportProvider(
+                new TransportMapper(mapper, cancellations, () -> STDIO_SESSION), new EndOfInput(in, ended::countDown),
+                out);
+        McpSyncServer server = configure(McpServer.sync(transport), ledger, cancellations);
         AutoCloseable serving = ended::countDown;
         servings.add(serving);
         // A client that ends the server by signal (most do, after closing stdin or instead of it)
@@ -221,12 +226,14 @@ public final class SandboxMcpServer implements AutoCloseable {
         }
         ensureOpen();
         SessionLedger ledger = newLedger();
+        ClientCancellations cancellations = ClientCancellations.perSession();
         HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(mapper)
+                .jsonMapper(new TransportMapper(mapper, cancellations, SessionTracker::receivingSession))
                 .mcpEndpoint(ENDPOINT_PATH)
-                .sessionSweepInterval(idleSessionTimeout)
+                // The SDK evicts a session idle over a whole sweep: with half the timeout, by the timeout.
+                .sessionSweepInterval(idleSessionTimeout.dividedBy(2))
                 .build();
-        McpSyncServer server = configure(McpServer.sync(transport), ledger);
+        McpSyncServer server = configure(McpServer.sync(transport), ledger, cancellations);
         HttpEndpoint[] self = new HttpEndpoint[1];
         HttpEndpoint endpoint = HttpEndpoint.start(address, transport, server, ledger, bearerToken,
                 idleSessionTimeout, () -> servings.remove(self[0]));
@@ -241,13 +248,13 @@ public final class SandboxMcpServer implements AutoCloseable {
     }
 
     private <S extends McpServer.SyncSpecification<S>> McpSyncServer configure(McpServer.SyncSpecification<S> spec,
-            SessionLedger ledger) {
+            SessionLedger ledger, ClientCancellations cancellations) {
         List<SyncToolSpecification> specifications = new ArrayList<>();
         for (SandboxTool tool : tools) {
-            specifications.add(ToolBridge.specification(tool, mapper, calls, approval, ledger));
+            specifications.add(ToolBridge.specification(tool, mapper, calls, approval, ledger, cancellations));
         }
         sessionFiles.ifPresent(files -> specifications.addAll(FileTools.specifications(files, mapper, calls,
-                ledger)));
+                ledger, cancellations)));
         return spec.serverInfo(serverName, serverVersion)
                 .jsonMapper(mapper)
                 .capabilities(ServerCapabilities.builder().tools(false).build())

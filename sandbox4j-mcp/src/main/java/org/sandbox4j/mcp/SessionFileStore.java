@@ -1,9 +1,14 @@
 package org.sandbox4j.mcp;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -64,6 +69,7 @@ public final class SessionFileStore implements FileStore, OutputSink {
     private static final String MOUNT_POINT = "/session-files";
     private static final String FILE_SYSTEM_NAME = "sandbox4j-mcp session files";
     private static final String OWNER_ONLY = "rwx------";
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     /** One file of a session's area, as listed. */
     record Entry(String name, long sizeBytes) {
@@ -183,7 +189,7 @@ public final class SessionFileStore implements FileStore, OutputSink {
             long totalBytes = 0;
             Optional<SandboxEntry> existing = Optional.empty();
             for (SandboxEntry entry : present) {
-                if (leaf(entry).equals(stored)) {
+                if (storedNameOf(entry).equals(Optional.of(stored))) {
                     existing = Optional.of(entry);
                 } else if (entry.kind() == EntryKind.FILE) {
                     fileCount++;
@@ -251,8 +257,9 @@ public final class SessionFileStore implements FileStore, OutputSink {
     List<Entry> list(String session) {
         List<Entry> listed = new ArrayList<>();
         for (SandboxEntry entry : entries(session, "listed")) {
-            if (entry.kind() == EntryKind.FILE) {
-                listed.add(new Entry(leaf(entry), entry.sizeBytes().orElse(0)));
+            Optional<String> stored = storedNameOf(entry);
+            if (entry.kind() == EntryKind.FILE && stored.isPresent()) {
+                listed.add(new Entry(stored.get(), entry.sizeBytes().orElse(0)));
             }
         }
         return List.copyOf(listed);
@@ -368,7 +375,59 @@ public final class SessionFileStore implements FileStore, OutputSink {
     }
 
     private static String pathOf(String session, String stored) {
-        return areaOf(session) + "/" + stored;
+        return areaOf(session) + "/" + hostNameOf(stored);
+    }
+
+    /**
+     * The host file name a stored name is kept under: ASCII letters, digits, {@code .}, {@code _}
+     * and {@code -} as they are, every other UTF-8 byte as {@code %XX}. The host's name is then the
+     * same whatever the JVM's file-name encoding ({@code sun.jnu.encoding}, from the locale the
+     * host launched it with: ASCII under {@code LANG} unset or {@code C}), and the stored name,
+     * not the host's, stays the truth.
+     */
+    static String hostNameOf(String stored) {
+        StringBuilder host = new StringBuilder(stored.length());
+        for (byte b : stored.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xff;
+            if (c < 0x80 && (Character.isLetterOrDigit(c) || c == '.' || c == '_' || c == '-')) {
+                host.append((char) c);
+            } else {
+                host.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
+            }
+        }
+        return host.toString();
+    }
+
+    /**
+     * The stored name a host file name keeps; empty for a name {@link #hostNameOf} would not have
+     * made (put there by something else), which these tools then do not show.
+     */
+    static Optional<String> storedNameOf(String hostName) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(hostName.length());
+        for (int i = 0; i < hostName.length(); i++) {
+            char c = hostName.charAt(i);
+            if (c == '%' && i + 2 < hostName.length()) {
+                int high = Character.digit(hostName.charAt(i + 1), 16);
+                int low = Character.digit(hostName.charAt(i + 2), 16);
+                if (high < 0 || low < 0) {
+                    return Optional.empty();
+                }
+                bytes.write(high << 4 | low);
+                i += 2;
+            } else if (c < 0x80) {
+                bytes.write(c);
+            } else {
+                return Optional.empty();
+            }
+        }
+        try {
+            String stored = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes.toByteArray()))
+                    .toString();
+            return hostNameOf(stored).equals(hostName) ? Optional.of(stored) : Optional.empty();
+        } catch (CharacterCodingException malformed) {
+            return Optional.empty();
+        }
     }
 
     /** What the area holds now, sorted by name; empty when it was never made. */
@@ -396,9 +455,12 @@ public final class SessionFileStore implements FileStore, OutputSink {
         }
     }
 
-    /** An entry's own name: what {@link WorkspaceFiles} lists is relative to the root, area included. */
-    private static String leaf(SandboxEntry entry) {
-        return entry.path().substring(entry.path().lastIndexOf('/') + 1);
+    /**
+     * An entry's stored name (what {@link WorkspaceFiles} lists is its host name relative to the
+     * root, area included); empty for a host name these tools did not make.
+     */
+    private static Optional<String> storedNameOf(SandboxEntry entry) {
+        return storedNameOf(entry.path().substring(entry.path().lastIndexOf('/') + 1));
     }
 
     private static void refuseUnlessFile(String stored, SandboxEntry entry, String done) {

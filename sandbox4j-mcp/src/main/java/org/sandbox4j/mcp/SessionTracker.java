@@ -21,6 +21,9 @@ final class SessionTracker extends HttpFilter {
 
     private static final long serialVersionUID = 1L;
 
+    /** The session of the request this thread serves, for {@link TransportMapper} as the SDK decodes its body. */
+    private static final ThreadLocal<String> RECEIVING = new ThreadLocal<>();
+
     private final transient SessionLedger ledger;
 
     SessionTracker(SessionLedger ledger) {
@@ -33,6 +36,7 @@ final class SessionTracker extends HttpFilter {
         String sessionId = request.getHeader(HttpHeaders.MCP_SESSION_ID);
         boolean counted = sessionId != null && ledger.beginIfKnown(sessionId);
         boolean handedToAsync = false;
+        RECEIVING.set(sessionId);
         try {
             chain.doFilter(request, response);
             if (counted && request.isAsyncStarted()) {
@@ -40,6 +44,7 @@ final class SessionTracker extends HttpFilter {
                 handedToAsync = true;
             }
         } finally {
+            RECEIVING.remove();
             if (counted && !handedToAsync) {
                 ledger.end(sessionId);
             }
@@ -52,6 +57,11 @@ final class SessionTracker extends HttpFilter {
         } else if ("DELETE".equals(request.getMethod()) && response.getStatus() == HttpServletResponse.SC_OK) {
             ledger.close(sessionId);
         }
+    }
+
+    /** The MCP session of the request the calling thread is serving, or null. */
+    static String receivingSession() {
+        return RECEIVING.get();
     }
 
     /** Ends a counted request when its asynchronous response does, however it does. */

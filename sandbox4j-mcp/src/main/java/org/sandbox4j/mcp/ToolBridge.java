@@ -15,7 +15,9 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 
+import org.sandbox4j.core.ExecListener;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.tool.CallApproval;
 import org.sandbox4j.core.tool.FrameworkCalls;
 import org.sandbox4j.core.tool.SandboxTool;
@@ -42,16 +44,19 @@ final class ToolBridge {
     private ToolBridge() {
     }
 
-    /** The body of a call: the session and the model's arguments in, the result out; never throws. */
+    /**
+     * The body of a call: the session, the model's arguments and, when the client asked for
+     * progress, where the program's output goes as it arrives; the result out; never throws.
+     */
     @FunctionalInterface
     interface Body {
-        ToolResult call(String session, Map<String, Object> arguments);
+        ToolResult call(String session, Map<String, Object> arguments, Optional<ExecListener> output);
     }
 
     /** The MCP tool for {@code tool}; calls run through {@code calls} as the exchange's session, recorded in {@code ledger}. */
     static SyncToolSpecification specification(SandboxTool tool, McpJsonMapper mapper, FrameworkCalls calls,
-            Optional<CallApproval> approval, SessionLedger ledger) {
-        return specification(describe(tool, mapper), (session, arguments) -> {
+            Optional<CallApproval> approval, SessionLedger ledger, ClientCancellations cancellations) {
+        return specification(describe(tool, mapper), (session, arguments, output) -> {
             // Through JSON text, so the kind parses the arguments with core's own reader, as every adapter's.
             String argumentsJson;
             try {
@@ -62,15 +67,20 @@ final class ToolBridge {
                         + ErrorDetail.of(unencodable));
                 return ToolResult.error(FrameworkCalls.FAILED);
             }
-            return calls.call(tool, session, argumentsJson, approval);
-        }, ledger);
+            if (output.isEmpty() || tool.requiresApproval()) {
+                // A tool that needs approval goes the way that asks it (and runs no watched program).
+                return calls.call(tool, session, argumentsJson, approval);
+            }
+            return calls.call(tool.name(), session, () -> tool.call(Json.parseObject(argumentsJson), output.get()));
+        }, ledger, cancellations);
     }
 
     /** The MCP tool {@code tool} whose calls run {@code body} as the exchange's session, recorded in {@code ledger}. */
-    static SyncToolSpecification specification(Tool tool, Body body, SessionLedger ledger) {
+    static SyncToolSpecification specification(Tool tool, Body body, SessionLedger ledger,
+            ClientCancellations cancellations) {
         return SyncToolSpecification.builder()
                 .tool(tool)
-                .callHandler((exchange, request) -> call(tool.name(), body, ledger, exchange, request))
+                .callHandler((exchange, request) -> call(tool.name(), body, ledger, cancellations, exchange, request))
                 .build();
     }
 
@@ -90,16 +100,30 @@ final class ToolBridge {
         return builder.build();
     }
 
-    private static CallToolResult call(String name, Body body, SessionLedger ledger, McpSyncServerExchange exchange,
-            CallToolRequest request) {
+    /**
+     * Runs one call; null (the SDK then sends no response) when the client cancelled it, as the
+     * MCP specification asks of a cancelled request.
+     */
+    private static CallToolResult call(String name, Body body, SessionLedger ledger,
+            ClientCancellations cancellations, McpSyncServerExchange exchange, CallToolRequest request) {
         String sessionId = exchange.sessionId();
         if (sessionId == null) {
             // The SDK gives every call a session; without one there is no key that is this client's own.
             return result(ToolResult.error(FrameworkCalls.noConversation(name)));
         }
+        Map<String, Object> arguments = request.arguments() == null ? Map.of() : request.arguments();
+        Optional<Object> progressToken = Optional.ofNullable(request.progressToken());
         ledger.begin(sessionId);
-        try {
-            return result(body.call(sessionId, request.arguments() == null ? Map.of() : request.arguments()));
+        try (ClientCancellations.Running running = cancellations.start(sessionId, TransportMapper.requestId(request));
+                ProgressReporter progress = progressToken
+                        .map(token -> ProgressReporter.start(token, exchange::progressNotification,
+                                () -> !running.cancelled()))
+                        .orElse(null)) {
+            if (running.cancelled()) {
+                return null;
+            }
+            ToolResult result = body.call(sessionId, arguments, Optional.<ExecListener>ofNullable(progress));
+            return running.cancelled() ? null : result(result);
         } finally {
             ledger.end(sessionId);
         }

@@ -72,6 +72,37 @@ class SessionFileStoreTest {
     }
 
     @Test
+    void aNonAsciiNameIsKeptUnderAnAsciiHostNameAndListedAsGiven() throws IOException {
+        SessionFileStore store = store();
+        String session = "s";
+
+        store.write(session, "é 日本%.txt", utf8("grüße"));
+        store.write(session, "plain-Name_1.csv", utf8("1"));
+
+        try (Stream<Path> area = Files.list(store.areaDirectory(session))) {
+            assertThat(area.map(path -> path.getFileName().toString())).containsExactlyInAnyOrder(
+                    "%C3%A9%20%E6%97%A5%E6%9C%AC%25.txt", "plain-Name_1.csv");
+        }
+        assertThat(store.list(session)).extracting(SessionFileStore.Entry::name)
+                .containsExactlyInAnyOrder("é 日本%.txt", "plain-Name_1.csv");
+        assertThat(new String(store.read(session, "é 日本%.txt"), StandardCharsets.UTF_8)).isEqualTo("grüße");
+    }
+
+    @Test
+    void aHostNameTheStoreDidNotMakeIsNotShown() throws IOException {
+        SessionFileStore store = store();
+        store.write("s", "kept", utf8("1"));
+        Path area = store.areaDirectory("s");
+        Files.writeString(area.resolve("%c3%a9"), "lower-case escape");
+        Files.writeString(area.resolve("%FF"), "not UTF-8");
+        Files.writeString(area.resolve("50%"), "a bare percent");
+        Files.writeString(area.resolve("with space"), "unescaped");
+
+        assertThat(store.list("s")).extracting(SessionFileStore.Entry::name).containsExactly("kept");
+        assertThat(SessionFileStore.storedNameOf("%C3%A9")).contains("é");
+    }
+
+    @Test
     void theAreaIsMadeAtTheFirstWriteOwnerOnlyUnderTheRootNamedByADigestOfTheSessionId() throws IOException {
         SessionFileStore store = store();
         String session = "raw-session-id-7";
