@@ -207,11 +207,6 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         return capture.stdout();
     }
 
-    /** Whether more output came than the cap allows (what was kept stops at the cap). */
-    boolean capExceeded() {
-        return capture.capExceeded();
-    }
-
     byte[] stderr() {
         return capture.stderr();
     }
