@@ -150,10 +150,11 @@ final class CodeActBody implements ToolBody {
         }
         Saved saved = save(call, sandbox, filesPrefix, request.outputs());
         return saved.problem()
-                .map(problem -> new CodeActOutcome(ToolResult.error(report + "\n" + problem), Optional.of(result),
-                        saved.landed(), saved.notWritten(), Optional.of(problem)))
-                .orElseGet(() -> new CodeActOutcome(ToolResult.ok(saved.landed().isEmpty() && saved.notWritten().isEmpty()
-                        ? report : report + "\n" + ProgramReport.saved(saved.landed(), saved.notWritten())),
+                .map(problem -> new CodeActOutcome(ToolResult.ofProgram(report, 0).failedAfter(report + "\n" + problem),
+                        Optional.of(result), saved.landed(), saved.notWritten(), Optional.of(problem)))
+                .orElseGet(() -> new CodeActOutcome(ToolResult.ofProgram(saved.landed().isEmpty()
+                        && saved.notWritten().isEmpty() ? report
+                        : report + "\n" + ProgramReport.saved(saved.landed(), saved.notWritten()), 0),
                         Optional.of(result), saved.landed(), saved.notWritten(), Optional.empty()));
     }
 

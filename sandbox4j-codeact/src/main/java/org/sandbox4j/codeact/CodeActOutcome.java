@@ -34,7 +34,8 @@ public record CodeActOutcome(ToolResult result, Optional<ExecResult> program, Li
 
     /** A program that ran, with nothing to save. */
     static CodeActOutcome ran(String report, ExecResult program) {
-        return new CodeActOutcome(ToolResult.ok(report), Optional.of(program), List.of(), List.of(), Optional.empty());
+        return new CodeActOutcome(ToolResult.ofProgram(report, program.exitCode()), Optional.of(program), List.of(),
+                List.of(), Optional.empty());
     }
 
     /** A call that ended before the program ran to an exit: the result is the refusal's sentence. */

@@ -30,7 +30,9 @@ final class ToolDescription {
             text.append("The sandbox can reach only these hosts: ").append(String.join(", ", config.spec().egressAllow()))
                     .append(". ");
         }
-        text.append("Each call runs in a fresh directory; nothing it writes is kept for the next call. ")
+        text.append("Each call runs in a fresh directory of its own, removed when the call ends; what a program writes ")
+                .append("outside it (in its parent directory, for instance) stays for this conversation's later calls ")
+                .append("until the conversation's sandbox ends. ")
                 .append("A program is stopped after ").append(config.execTimeout().toSeconds()).append(" seconds. ");
         if (config.fileStore().isPresent()) {
             text.append("To use the user's files, list their names in `files`: each is placed next to the program ")

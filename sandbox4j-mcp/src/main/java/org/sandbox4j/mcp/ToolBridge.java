@@ -133,6 +133,7 @@ final class ToolBridge {
         Map<String, Object> structured = new LinkedHashMap<>();
         structured.put("text", result.text());
         structured.put("error", result.error());
+        result.exitCode().ifPresent(code -> structured.put("exitCode", code));
         return CallToolResult.builder()
                 .addTextContent(result.text())
                 .structuredContent(structured)

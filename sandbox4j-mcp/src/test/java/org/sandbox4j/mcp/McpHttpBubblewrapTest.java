@@ -64,7 +64,13 @@ class McpHttpBubblewrapTest {
 
             assertThat(result.isError()).isFalse();
             assertThat(text(result)).isEqualTo("stdout:\n45");
-            assertThat(result.structuredContent()).isEqualTo(Map.of("text", "stdout:\n45", "error", false));
+            assertThat(result.structuredContent()).isEqualTo(Map.of("text", "stdout:\n45", "error", false,
+                    "exitCode", 0));
+
+            CallToolResult failed = runPython(client, "import sys\nprint('no')\nsys.exit(3)");
+            assertThat(failed.isError()).as("a program that exits non-zero is an error result").isTrue();
+            assertThat(failed.structuredContent()).asInstanceOf(MAP).containsEntry("exitCode", 3)
+                    .containsEntry("error", true);
         } finally {
             client.closeGracefully();
         }
