@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;
@@ -98,7 +99,12 @@ enum KnownBackend {
     static KnownBackend parse(String value) {
         String wanted = value.strip().toLowerCase(Locale.ROOT);
         return Arrays.stream(values()).filter(backend -> backend.wire.equals(wanted)).findFirst()
-                .orElseThrow(() -> CliFailure.usage("unknown backend '" + value + "'; choose one of " + names()));
+                .orElseThrow(() -> {
+                    List<String> near = Suggestions.among(wanted, names());
+                    return CliFailure.usage("unknown backend " + GuestText.quote(value) + "; "
+                            + (near.isEmpty() ? "" : "did you mean " + String.join(" or ", near) + "? ")
+                            + "choose one of " + names());
+                });
     }
 
     static List<String> names() {

@@ -175,10 +175,12 @@ final class McpCommand implements Callable<Integer> {
     }
 
     private static CodeAct.Builder codeAct(Session session, List<Language> offered, CallerContext context) {
-        return CodeAct.builder(session.router(), Session.AGENT, context)
+        CodeAct.Builder builder = CodeAct.builder(session.router(), Session.AGENT, context)
                 .languages(offered.get(0), offered.subList(1, offered.size()).toArray(Language[]::new))
                 .egressAllow(session.allow()).egressWithoutHosts(session.noNetwork())
                 .execTimeout(session.timeout());
+        session.maxOutputBytes().ifPresent(builder::maxOutputBytes);
+        return builder;
     }
 
     /**

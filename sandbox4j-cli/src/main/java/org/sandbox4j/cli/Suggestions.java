@@ -22,6 +22,8 @@ final class Suggestions {
     private static final int LONG_NAME = 5;
     /** A typed prefix this long names what it begins ("--tim" for --timeout). */
     private static final int MIN_PREFIX = 3;
+    /** Longer than any name: compared with none (the distance table grows with the word). */
+    private static final int MAX_WORD = 64;
 
     private Suggestions() {
     }
@@ -33,6 +35,14 @@ final class Suggestions {
                 ? spec.options().stream().filter(option -> !option.hidden()).map(OptionSpec::names)
                         .flatMap(java.util.Arrays::stream).toList()
                 : spec.subcommands().keySet();
+        return among(word, names);
+    }
+
+    /** The {@code names} {@code word} was likely meant to be, nearest first; none for a word no name is that long. */
+    static List<String> among(String word, Collection<String> names) {
+        if (word.length() > MAX_WORD) {
+            return List.of();
+        }
         Map<String, Integer> near = names.stream().distinct()
                 .collect(Collectors.toMap(name -> name, name -> distance(word, name)));
         int allowed = bare(word).length() >= LONG_NAME ? 2 : 1;
