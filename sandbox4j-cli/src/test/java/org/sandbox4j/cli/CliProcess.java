@@ -78,8 +78,13 @@ final class CliProcess implements AutoCloseable {
      * line by line as it arrives, may signal it, then {@link Running#finish() finishes} it.
      */
     Running launch(String... args) {
+        // A job a non-interactive shell starts in the background (CI's runner may be one) inherits SIGINT
+        // ignored, and a JVM started so never runs its shutdown hooks on SIGINT: a user's Ctrl-C reaches a
+        // foreground command, so the command under test gets SIGINT back at its default.
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT"));
+        command.addAll(cliCommand(List.of(args)));
         try {
-            Process process = builder(cliCommand(List.of(args))).start();
+            Process process = builder(command).start();
             process.getOutputStream().close();
             return new Running(process, drain(process.getErrorStream()));
         } catch (IOException e) {
