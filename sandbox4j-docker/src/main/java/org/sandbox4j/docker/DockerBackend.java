@@ -178,7 +178,8 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             Isolation rung = checkRuntime();
             this.imageId = ensureImage(image);
             this.declarations = BackendDeclarations.builder(rung)
-                    .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_DELETE)
+                    .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
+                            Capability.FILES_DELETE)
                     .egressModes(ProxySockets.MODES)
                     .osFamilies(OsFamily.POSIX)
                     .build();

@@ -39,6 +39,8 @@ import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.egress.GuestBridge;
 import org.sandbox4j.core.spi.ConfinedFiles;
 import org.sandbox4j.core.spi.FileRefusals;
+import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.SandboxPathNotConfined;
 import java.util.function.Function;
 import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 
@@ -65,6 +67,9 @@ final class DockerSandbox implements ConfinedFilesSandbox {
     static final Duration LIVENESS_POLL = Duration.ofSeconds(2);
     /** Output kept from internal commands (kill, rm): enough for a message. */
     private static final long INTERNAL_OUTPUT_CAP = 64 * 1024;
+    /** A listing's output: the names one listing may hold (as UTF-8, four bytes a character at most), and a line each. */
+    private static final long LISTING_OUTPUT_CAP = HostCeilings.MAX_LISTED_NAME_CHARS * 4
+            + (long) HostCeilings.MAX_LISTED_ENTRIES * 64;
     /** The largest byte array a JVM allocates. */
     private static final int FILE_MODE = 0644;
     private static final int DIRECTORY_MODE = 0755;
@@ -352,8 +357,18 @@ final class DockerSandbox implements ConfinedFilesSandbox {
 
     /** Runs a fixed internal command (no wrapper, no marker) bounded by {@code timeout}. */
     Internal internal(List<String> argv, Duration timeout) {
+        Ended ended = runInternal(argv, timeout, INTERNAL_OUTPUT_CAP);
+        return new Internal(ended.exitCode(), new String(ended.stdout(), StandardCharsets.UTF_8),
+                new String(ended.stderr(), StandardCharsets.UTF_8));
+    }
+
+    /** An internal command's raw output; {@code capped} when it printed more than its cap (its exit code is then -1). */
+    private record Ended(int exitCode, byte[] stdout, byte[] stderr, boolean capped) {
+    }
+
+    private Ended runInternal(List<String> argv, Duration timeout, long cap) {
         ExecOutput output = new ExecOutput(new ExecCapture(ExecOptions.in("/", timeout)
-                .withOutputCap(INTERNAL_OUTPUT_CAP), backend.name()), false);
+                .withOutputCap(cap), backend.name()), false);
         String execId = start(argv, Map.of(), output);
         try {
             if (!output.awaitEndOrCap(timeout.toNanos())) {
@@ -366,8 +381,8 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         } finally {
             closeQuietly(output);
         }
-        return new Internal(exitCode(execId), new String(output.stdout(), StandardCharsets.UTF_8),
-                new String(output.stderr(), StandardCharsets.UTF_8));
+        boolean capped = output.capExceeded();
+        return new Ended(capped ? -1 : exitCode(execId), output.stdout(), output.stderr(), capped);
     }
 
     private void uploadStdin(String token, byte[] input) {
@@ -469,6 +484,29 @@ final class DockerSandbox implements ConfinedFilesSandbox {
                 throw new SandboxFileException("backend '" + backend.name() + "' could not read " + GuestText.quote(path)
                         + " from container " + containerName + ": " + Engine.detail(e), e);
             }
+        }
+
+        /** The guest's own no-follow stat of each child ({@link GuestScripts#listing}), bounded as every listing is. */
+        @Override
+        protected Map<String, Stat> list(Map<String, Optional<Stat>> seen, String confined, String path) {
+            Ended listed = runInternal(GuestScripts.listing(confined), INTERNAL_TIMEOUT, LISTING_OUTPUT_CAP);
+            if (listed.capped()) {
+                throw FileRefusals.listingTooLarge(path);
+            }
+            if (listed.exitCode() == GuestScripts.LISTING_THROUGH_A_LINK) {
+                throw new SandboxPathNotConfined(GuestText.quote(path) + " was reached through a link while it was "
+                        + "listed; a listing through a link is refused");
+            }
+            if (listed.exitCode() == GuestScripts.LISTING_NOT_ENTERED) {
+                throw FileRefusals.goneDuringTheCall(path);
+            }
+            if (listed.exitCode() != 0) {
+                throw new SandboxFileException("backend '" + backend.name() + "': the guest could not list "
+                        + GuestText.quote(path) + " (exit " + listed.exitCode() + ": " + GuestText.quote(
+                        ErrorText.bounded(new String(listed.stderr(), StandardCharsets.UTF_8).strip()))
+                        + "); the image needs sh and stat (coreutils or busybox)");
+            }
+            return ListingOutput.parse(listed.stdout(), path, backend.name());
         }
 
         /** rm never follows a link: a linked leaf is unlinked, links inside a tree are removed as links. */

@@ -207,6 +207,11 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         return capture.stdout();
     }
 
+    /** Whether more output came than the cap allows (what was kept stops at the cap). */
+    boolean capExceeded() {
+        return capture.capExceeded();
+    }
+
     byte[] stderr() {
         return capture.stderr();
     }

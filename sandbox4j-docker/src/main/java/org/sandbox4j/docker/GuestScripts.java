@@ -132,6 +132,33 @@ final class GuestScripts {
         return argv;
     }
 
+    /** {@link #listing}'s exit code when the directory could not be entered (gone, or no longer a directory). */
+    static final int LISTING_NOT_ENTERED = 3;
+    /** {@link #listing}'s exit code when the directory entered is not the one named: a link was on the way. */
+    static final int LISTING_THROUGH_A_LINK = 4;
+
+    /**
+     * Lists one directory's children with a no-follow stat each: for every child a line of its mode
+     * (hexadecimal), size and modification time (seconds), then its name ended by a NUL, so any name
+     * a guest can make is one entry. {@code cd -P} then {@code pwd -P} refuse a directory reached
+     * through a link; the listing reads the directory entered (the shell's working directory), so a
+     * swap after that changes nothing it reports. The path travels as an argument, never in the script.
+     */
+    private static final String LISTING = "cd -P -- \"$1\" 2>/dev/null || exit " + LISTING_NOT_ENTERED + "\n"
+            + "[ \"$(pwd -P)\" = \"$1\" ] || exit " + LISTING_THROUGH_A_LINK + "\n"
+            + "for name in .* *; do\n"
+            + "  case $name in .|..) continue ;; esac\n"
+            + "  if [ -e \"$name\" ] || [ -L \"$name\" ]; then\n"
+            + "    stat -c '%f %s %Y' -- \"$name\" || exit 5\n"
+            + "    printf '%s\\0' \"$name\"\n"
+            + "  fi\n"
+            + "done\n";
+
+    /** The argv of {@link #LISTING} for the directory {@code absolute} (normalised, as the kit confined it). */
+    static List<String> listing(String absolute) {
+        return List.of("sh", "-c", LISTING, "sandbox4j-list", absolute);
+    }
+
     /** The argv that exits 0 when anything, a dangling link too, is at {@code path}. */
     static List<String> anythingAt(String path) {
         return List.of("sh", "-c", "[ -e \"$1\" ] || [ -L \"$1\" ]", "sandbox4j-look", path);

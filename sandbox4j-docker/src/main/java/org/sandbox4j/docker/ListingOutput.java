@@ -1,0 +1,105 @@
+package org.sandbox4j.docker;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.OptionalLong;
+import org.sandbox4j.core.EntryKind;
+import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.SandboxFileException;
+import org.sandbox4j.core.spi.ConfinedFiles.Stat;
+import org.sandbox4j.core.spi.FileRefusals;
+import org.sandbox4j.core.spi.GuestText;
+
+/**
+ * Reads what {@link GuestScripts#listing} printed: for each child {@code <mode, hex> <size>
+ * <mtime>\n<name>\0}. The guest wrote it, so every field is checked and anything else is refused
+ * whole rather than guessed at.
+ */
+final class ListingOutput {
+
+    private static final int TYPE_BITS = 0170000;
+    private static final int REGULAR = 0100000;
+    private static final int DIRECTORY = 0040000;
+    private static final int LINK = 0120000;
+    private static final int FIELDS = 3;
+
+    private ListingOutput() {
+    }
+
+    static Map<String, Stat> parse(byte[] output, String path, String backendName) {
+        Map<String, Stat> children = new HashMap<>();
+        int at = 0;
+        while (at < output.length) {
+            int newline = indexOf(output, (byte) '\n', at);
+            int end = newline < 0 ? -1 : indexOf(output, (byte) 0, newline + 1);
+            if (end < 0) {
+                throw malformed(path, backendName, "an entry is cut short");
+            }
+            String[] fields = new String(output, at, newline - at, StandardCharsets.US_ASCII).split(" ", -1);
+            String name = name(output, newline + 1, end, path, backendName);
+            if (fields.length != FIELDS || children.containsKey(name)) {
+                throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " is not one mode, size "
+                        + "and time, or is listed twice");
+            }
+            if (children.size() >= HostCeilings.MAX_LISTED_ENTRIES) {
+                throw FileRefusals.listingTooLarge(path);
+            }
+            children.put(name, stat(fields, name, path, backendName));
+            at = end + 1;
+        }
+        return children;
+    }
+
+    private static Stat stat(String[] fields, String name, String path, String backendName) {
+        int mode;
+        long size;
+        try {
+            mode = Integer.parseInt(fields[0], 16);
+            size = Long.parseLong(fields[1]);
+            Long.parseLong(fields[2]);
+        } catch (NumberFormatException e) {
+            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has a field that is not a "
+                    + "number");
+        }
+        return switch (mode & TYPE_BITS) {
+            case REGULAR -> size < 0 ? new Stat(EntryKind.FILE, OptionalLong.empty()) : Stat.file(size);
+            case DIRECTORY -> Stat.of(EntryKind.DIRECTORY);
+            case LINK -> Stat.of(EntryKind.SYMLINK);
+            default -> Stat.of(EntryKind.OTHER);
+        };
+    }
+
+    private static String name(byte[] output, int from, int to, String path, String backendName) {
+        String name;
+        try {
+            name = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(output, from, to - from)).toString();
+        } catch (CharacterCodingException e) {
+            throw new SandboxFileException(GuestText.quote(path) + " holds a name that is not UTF-8, which no path "
+                    + "given to this sandbox can name; nothing was listed: rename it in the guest");
+        }
+        if (name.isEmpty() || name.equals(".") || name.equals("..") || name.indexOf('/') >= 0) {
+            throw malformed(path, backendName, "a name is empty, '.', '..' or holds '/'");
+        }
+        return name;
+    }
+
+    private static int indexOf(byte[] bytes, byte wanted, int from) {
+        for (int i = from; i < bytes.length; i++) {
+            if (bytes[i] == wanted) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static SandboxFileException malformed(String path, String backendName, String why) {
+        return new SandboxFileException("backend '" + backendName + "': the guest's listing of " + GuestText.quote(path)
+                + " is malformed (" + why + "); nothing was listed");
+    }
+}
