@@ -504,7 +504,7 @@ final class DockerSandbox implements ConfinedFilesSandbox {
                 throw new SandboxFileException("backend '" + backend.name() + "': the guest could not list "
                         + GuestText.quote(path) + " (exit " + listed.exitCode() + ": " + GuestText.quote(
                         ErrorText.bounded(new String(listed.stderr(), StandardCharsets.UTF_8).strip()))
-                        + "); the image needs sh and stat (coreutils or busybox)");
+                        + "); listing needs sh and GNU find (findutils) in the image");
             }
             return ListingOutput.parse(listed.stdout(), path, backend.name());
         }

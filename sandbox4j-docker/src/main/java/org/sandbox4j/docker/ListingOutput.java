@@ -15,16 +15,12 @@ import org.sandbox4j.core.spi.FileRefusals;
 import org.sandbox4j.core.spi.GuestText;
 
 /**
- * Reads what {@link GuestScripts#listing} printed: for each child {@code <mode, hex> <size>
- * <mtime>\n<name>\0}. The guest wrote it, so every field is checked and anything else is refused
+ * Reads what {@link GuestScripts#listing} printed: for each child {@code <type letter> <size>
+ * <mtime>\n<name>\0} (find's {@code %y}: f, d, l, or another letter for anything else). The guest wrote it, so every field is checked and anything else is refused
  * whole rather than guessed at.
  */
 final class ListingOutput {
 
-    private static final int TYPE_BITS = 0170000;
-    private static final int REGULAR = 0100000;
-    private static final int DIRECTORY = 0040000;
-    private static final int LINK = 0120000;
     private static final int FIELDS = 3;
 
     private ListingOutput() {
@@ -55,20 +51,21 @@ final class ListingOutput {
     }
 
     private static Stat stat(String[] fields, String name, String path, String backendName) {
-        int mode;
         long size;
         try {
-            mode = Integer.parseInt(fields[0], 16);
             size = Long.parseLong(fields[1]);
-            Long.parseLong(fields[2]);
+            Double.parseDouble(fields[2]);
         } catch (NumberFormatException e) {
-            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has a field that is not a "
-                    + "number");
+            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has a size or time that is "
+                    + "not a number");
         }
-        return switch (mode & TYPE_BITS) {
-            case REGULAR -> size < 0 ? new Stat(EntryKind.FILE, OptionalLong.empty()) : Stat.file(size);
-            case DIRECTORY -> Stat.of(EntryKind.DIRECTORY);
-            case LINK -> Stat.of(EntryKind.SYMLINK);
+        if (fields[0].length() != 1) {
+            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has no one-letter type");
+        }
+        return switch (fields[0].charAt(0)) {
+            case 'f' -> size < 0 ? new Stat(EntryKind.FILE, OptionalLong.empty()) : Stat.file(size);
+            case 'd' -> Stat.of(EntryKind.DIRECTORY);
+            case 'l' -> Stat.of(EntryKind.SYMLINK);
             default -> Stat.of(EntryKind.OTHER);
         };
     }

@@ -27,8 +27,8 @@ class ListingOutputTest {
 
     @Test
     void eachKindAndAFilesSizeAreRead() {
-        Map<String, Stat> children = ListingOutput.parse(entries("81a4 12 1700000000", "a.txt",
-                "41ed 4096 1700000000", "dir", "a1ff 7 1700000000", "link", "11a4 0 1700000000", "fifo"), "d", "docker");
+        Map<String, Stat> children = ListingOutput.parse(entries("f 12 1700000000.5", "a.txt",
+                "d 4096 1700000000.0", "dir", "l 7 1700000000", "link", "p 0 1700000000", "fifo"), "d", "docker");
         assertThat(children).containsEntry("a.txt", Stat.file(12)).containsEntry("dir", Stat.of(EntryKind.DIRECTORY))
                 .containsEntry("link", Stat.of(EntryKind.SYMLINK)).containsEntry("fifo", Stat.of(EntryKind.OTHER))
                 .hasSize(4);
@@ -37,7 +37,7 @@ class ListingOutputTest {
 
     @Test
     void aNameMayHoldANewlineOrASpaceAndAnEmptyDirectoryListsNothing() {
-        assertThat(ListingOutput.parse(entries("81a4 3 1", "two\nlines and spaces"), "d", "docker"))
+        assertThat(ListingOutput.parse(entries("f 3 1", "two\nlines and spaces"), "d", "docker"))
                 .containsOnlyKeys("two\nlines and spaces");
         assertThat(ListingOutput.parse(new byte[0], "d", "docker")).isEmpty();
     }
@@ -45,17 +45,18 @@ class ListingOutputTest {
     @Test
     void whatAHostileGuestCouldPrintInsteadIsRefusedWhole() {
         for (byte[] bad : new byte[][] {
-                "81a4 3 1\nname".getBytes(StandardCharsets.UTF_8),
-                entries("81a4 3", "short"),
-                entries("zz 3 1", "mode"),
-                entries("81a4 3 1", "a/b"),
-                entries("81a4 3 1", ".."),
-                entries("81a4 3 1", ""),
-                entries("81a4 3 1", "twice", "81a4 3 1", "twice")}) {
+                "f 3 1\nname".getBytes(StandardCharsets.UTF_8),
+                entries("f 3", "short"),
+                entries("ff 3 1", "type"),
+                entries("f x 1", "size"),
+                entries("f 3 1", "a/b"),
+                entries("f 3 1", ".."),
+                entries("f 3 1", ""),
+                entries("f 3 1", "twice", "f 3 1", "twice")}) {
             assertThatThrownBy(() -> ListingOutput.parse(bad, "d", "docker")).isInstanceOf(SandboxFileException.class)
                     .hasMessageContaining("malformed");
         }
-        byte[] latin1 = {'8', '1', 'a', '4', ' ', '1', ' ', '1', '\n', (byte) 0xe9, 0};
+        byte[] latin1 = {'f', ' ', '1', ' ', '1', '\n', (byte) 0xe9, 0};
         assertThatThrownBy(() -> ListingOutput.parse(latin1, "d", "docker")).isInstanceOf(SandboxFileException.class)
                 .hasMessageContaining("not UTF-8");
     }
