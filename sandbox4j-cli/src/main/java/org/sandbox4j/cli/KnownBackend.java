@@ -189,7 +189,8 @@ enum KnownBackend {
         return switch (this) {
             case BUBBLEWRAP, PROCESS -> Optional.of(LocalLimits.DEFAULT_MEMORY_BYTES);
             case DOCKER -> Optional.of(DockerLimits.DEFAULT.memoryBytes());
-            case MICROVM, SBX -> Optional.empty();
+            case MICROVM -> Optional.of(MicroVmBackend.DEFAULT_MEMORY_MIB * MIB);
+            case SBX -> Optional.empty();
         };
     }
 

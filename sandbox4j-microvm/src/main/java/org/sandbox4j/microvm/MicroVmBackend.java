@@ -103,6 +103,9 @@ import org.sandbox4j.core.spi.TreeRemoval;
  */
 public final class MicroVmBackend implements SandboxBackend, SandboxInventory, AutoCloseable {
 
+    /** Guest RAM when the builder is not told otherwise: what a guest's commands may hold together. */
+    public static final int DEFAULT_MEMORY_MIB = 256;
+
     /** The name unless the builder sets one. */
     public static final String DEFAULT_NAME = "microvm";
     /** How long an owner vouches for its guests unless the builder says: the local backends' default too. */
@@ -922,7 +925,7 @@ public final class MicroVmBackend implements SandboxBackend, SandboxInventory, A
         private Path stateRoot = defaultStateRoot();
         private GuestImage guest;
         private Path qemu = Path.of("/usr/bin/qemu-system-x86_64");
-        private int memoryMib = 256;
+        private int memoryMib = DEFAULT_MEMORY_MIB;
         private int cpus = 1;
         private int overlayMib = 128;
         private int processes = 256;
