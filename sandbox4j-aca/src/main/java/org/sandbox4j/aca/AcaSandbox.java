@@ -4,11 +4,13 @@ import java.lang.System.Logger.Level;
 import java.math.BigDecimal;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.EntryKind;
@@ -20,6 +22,7 @@ import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.PosixShell;
 import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
@@ -260,7 +263,7 @@ final class AcaSandbox implements ConfinedFilesSandbox {
 
         @Override
         protected Optional<Stat> lstat(Object call, String absolute) {
-            return rawEntry(absolute).map(entry -> new Stat(entry.kind(), entry.size()));
+            return rawEntry(absolute).map(RawEntry::stat);
         }
 
         @Override
@@ -349,7 +352,7 @@ final class AcaSandbox implements ConfinedFilesSandbox {
                     throw new SandboxPathNotConfined("the listing of " + GuestText.quote(path) + " named "
                             + GuestText.quote(entryPath) + ", which is not directly inside it; the listing was refused");
                 }
-                children.put(GuestPaths.fileName(normal), new Stat(entry.kind(), entry.size()));
+                children.put(GuestPaths.fileName(normal), entry.stat());
             }
             return children;
         }
@@ -400,27 +403,62 @@ final class AcaSandbox implements ConfinedFilesSandbox {
         return Optional.of(RawEntry.of(client.object(answer(response, "stat " + GuestText.quote(absolutePath))), this));
     }
 
-    /** One entry as the service describes it; both flags must be booleans. */
-    record RawEntry(EntryKind kind, OptionalLong size) {
+    /**
+     * One entry as the service describes it; both flags must be booleans. {@code mode} (permission
+     * bits as a JSON integer) and {@code modifiedTime} (an ISO-8601 instant) are kept when they are
+     * well formed, else left unknown: neither decides anything.
+     */
+    record RawEntry(EntryKind kind, OptionalLong size, OptionalInt mode, Optional<Instant> modified) {
         static RawEntry of(Map<String, Object> object, AcaSandbox sandbox) {
             if (!(object.get("isDir") instanceof Boolean dir) || !(object.get("isSymlink") instanceof Boolean link)) {
                 throw sandbox.unreadable("describe a path", "an entry without boolean 'isDir' and 'isSymlink'");
             }
+            OptionalInt mode = modeOf(object.get("mode"));
+            Optional<Instant> modified = timeOf(object.get("modifiedTime"));
             if (link) {
-                return new RawEntry(EntryKind.SYMLINK, OptionalLong.empty());
+                return new RawEntry(EntryKind.SYMLINK, OptionalLong.empty(), mode, modified);
             }
             if (dir) {
-                return new RawEntry(EntryKind.DIRECTORY, OptionalLong.empty());
+                return new RawEntry(EntryKind.DIRECTORY, OptionalLong.empty(), mode, modified);
             }
             Object size = object.get("size");
             if (size instanceof BigDecimal number && number.signum() >= 0) {
                 try {
-                    return new RawEntry(EntryKind.FILE, OptionalLong.of(number.longValueExact()));
+                    return new RawEntry(EntryKind.FILE, OptionalLong.of(number.longValueExact()), mode, modified);
                 } catch (ArithmeticException notWhole) {
                     // Unknown size: fails closed.
                 }
             }
-            return new RawEntry(EntryKind.FILE, OptionalLong.empty());
+            return new RawEntry(EntryKind.FILE, OptionalLong.empty(), mode, modified);
+        }
+
+        ConfinedFiles.Stat stat() {
+            return new ConfinedFiles.Stat(kind, size, mode, modified);
+        }
+
+        private static OptionalInt modeOf(Object value) {
+            if (value instanceof BigDecimal number) {
+                try {
+                    int bits = number.intValueExact();
+                    if (bits >= 0 && bits <= SandboxEntry.MAX_MODE) {
+                        return OptionalInt.of(bits);
+                    }
+                } catch (ArithmeticException notWhole) {
+                    // Not a mode: unknown.
+                }
+            }
+            return OptionalInt.empty();
+        }
+
+        private static Optional<Instant> timeOf(Object value) {
+            if (value instanceof String text && text.length() <= 64) {
+                try {
+                    return Optional.of(java.time.OffsetDateTime.parse(text).toInstant());
+                } catch (java.time.format.DateTimeParseException notATime) {
+                    // Not a time: unknown.
+                }
+            }
+            return Optional.empty();
         }
     }
 

@@ -3,6 +3,7 @@ package org.sandbox4j.agent;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -96,9 +97,9 @@ public final class AgentFiles extends ConfinedFiles<Void> {
         return Optional.of(connection.decode(() -> {
             PayloadReader reader = answer.reader();
             EntryKind kind = kind(reader.u8(), reader);
-            reader.u32();
+            int mode = (int) reader.u32();
             long size = reader.u64();
-            return kind == EntryKind.FILE ? Stat.file(size) : Stat.of(kind);
+            return stat(kind, mode, size, reader.i64());
         }));
     }
 
@@ -287,6 +288,13 @@ public final class AgentFiles extends ConfinedFiles<Void> {
         return connection.done(frame, what);
     }
 
+    /** What STAT and ENTRIES say of one entry: its kind, the permission bits of its mode, its size, its mtime in ns. */
+    private static Stat stat(EntryKind kind, int mode, long size, long modifiedNanos) {
+        Stat stat = kind == EntryKind.FILE ? Stat.file(size) : Stat.of(kind);
+        return stat.with(mode, Instant.ofEpochSecond(Math.floorDiv(modifiedNanos, 1_000_000_000L),
+                Math.floorMod(modifiedNanos, 1_000_000_000L)));
+    }
+
     /** Decodes one ENTRIES frame into {@code children}; returns the characters of the names it held. */
     private long entries(Frame frame, Map<String, Stat> children, String path) {
         return connection.decode(() -> {
@@ -297,9 +305,9 @@ public final class AgentFiles extends ConfinedFiles<Void> {
                 byte[] raw = reader.bytes(AgentProtocol.MAX_NAME_BYTES, "an entry's name");
                 String name = new String(raw, StandardCharsets.UTF_8);
                 EntryKind kind = kind(reader.u8(), reader);
-                reader.u32();
+                int mode = (int) reader.u32();
                 long size = reader.u64();
-                reader.i64();
+                long modifiedNanos = reader.i64();
                 if (name.isEmpty() || name.equals(".") || name.equals("..") || name.indexOf('/') >= 0
                         || name.indexOf('\0') >= 0) {
                     throw new SandboxPathNotConfined("the listing of " + GuestText.quote(path) + " named "
@@ -307,7 +315,7 @@ public final class AgentFiles extends ConfinedFiles<Void> {
                             + "refused");
                 }
                 chars += name.length();
-                children.put(name, kind == EntryKind.FILE ? Stat.file(size) : Stat.of(kind));
+                children.put(name, stat(kind, mode, size, modifiedNanos));
             }
             return chars;
         });

@@ -65,11 +65,25 @@ class AgentFilesTest {
     void statAndListSayWhatIsThereWithoutFollowingLinks() throws Exception {
         files.writeFile("dir/file.txt", "12345".getBytes(StandardCharsets.UTF_8), wd);
         Files.createSymbolicLink(work.resolve("dir/link"), Path.of("/etc"));
-        assertThat(files.stat("dir/file.txt", wd)).contains(SandboxEntry.file("dir/file.txt", 5));
+        assertThat(files.stat("dir/file.txt", wd).map(SandboxEntry::withoutAttributes))
+                .contains(SandboxEntry.file("dir/file.txt", 5));
         assertThat(files.stat("dir/link", wd).map(SandboxEntry::kind)).contains(EntryKind.SYMLINK);
         assertThat(files.stat("dir/nothing", wd)).isEmpty();
-        assertThat(files.listDir("dir", wd)).containsExactly(SandboxEntry.file("dir/file.txt", 5),
-                SandboxEntry.symlink("dir/link"));
+        assertThat(files.listDir("dir", wd)).extracting(SandboxEntry::withoutAttributes)
+                .containsExactly(SandboxEntry.file("dir/file.txt", 5), SandboxEntry.symlink("dir/link"));
+    }
+
+    @Test
+    void anEntryCarriesTheModeAndTimeTheGuestGaveIt() throws Exception {
+        files.writeFile("stamped.txt", "12345".getBytes(StandardCharsets.UTF_8), wd);
+        Path onTheGuest = work.resolve("stamped.txt");
+        Files.setPosixFilePermissions(onTheGuest, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        java.time.Instant stamped = java.time.Instant.parse("2020-01-02T03:04:05.123456789Z");
+        Files.setLastModifiedTime(onTheGuest, java.nio.file.attribute.FileTime.from(stamped));
+        SandboxEntry entry = files.stat("stamped.txt", wd).orElseThrow();
+        assertThat(entry.mode()).hasValue(0640);
+        assertThat(entry.modified()).contains(stamped);
+        assertThat(files.listDir(".", wd)).contains(entry);
     }
 
     @Test

@@ -18,6 +18,11 @@ public enum Capability implements WireValue {
     FILES_LIST,
     /** {@link Sandbox#remove}. */
     FILES_DELETE,
+    /**
+     * {@link Sandbox#start}: a running command with a live stdin, bounded output streams, signals
+     * to its process group and a kill of its whole tree.
+     */
+    INTERACTIVE_EXEC,
     /** Snapshot and restore. */
     SNAPSHOT,
     /** An identity attached to the guest by the provider. */

@@ -3,8 +3,6 @@ package org.sandbox4j.core;
 import org.sandbox4j.core.spi.GuestText;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -53,25 +51,7 @@ public record ExecOptions(
             throw new IllegalArgumentException("an exec timeout may be at most " + MAX_TIMEOUT.toHours() + " hours, not "
                     + timeout + "; run longer work as several commands, or in the background with a status file");
         }
-        if (environment == null) {
-            throw new IllegalArgumentException("the environment must be a map (empty for none), not null");
-        }
-        environment = Collections.unmodifiableMap(new LinkedHashMap<>(environment));
-        for (Map.Entry<String, String> variable : environment.entrySet()) {
-            String name = variable.getKey();
-            if (name == null || !isPortableName(name)) {
-                throw new IllegalArgumentException("not a valid environment variable name: " + GuestText.quote(name)
-                        + "; use letters, digits and '_', not starting with a digit (a shell drops any other name)");
-            }
-            String value = variable.getValue();
-            if (value == null) {
-                throw new IllegalArgumentException("environment variable '" + name + "' has no value (null)");
-            }
-            if (value.indexOf('\0') >= 0) {
-                throw new IllegalArgumentException("the value of environment variable '" + name
-                        + "' contains a NUL character, which no process can receive");
-            }
-        }
+        environment = EnvironmentRules.checked(environment);
         if (stdin == null) {
             throw new IllegalArgumentException("stdin must be present or empty, not null");
         }
@@ -87,15 +67,6 @@ public record ExecOptions(
         if (listener == null) {
             throw new IllegalArgumentException("the listener must be present or empty, not null");
         }
-    }
-
-    /** A name every shell keeps: letters, digits and '_', not starting with a digit. */
-    private static boolean isPortableName(String name) {
-        if (name.isEmpty() || Character.isDigit(name.charAt(0))) {
-            return false;
-        }
-        return name.chars().allMatch(c -> (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-                || c == '_');
     }
 
     /** Run in {@code workingDirectory}, bounded by {@code timeout}; no extra environment, no stdin, default cap. */

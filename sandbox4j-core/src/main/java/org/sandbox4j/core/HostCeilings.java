@@ -28,6 +28,12 @@ public final class HostCeilings {
     /** The most characters of names one {@code listDir} returns (about 8 MiB held); more is refused whole. */
     public static final long MAX_LISTED_NAME_CHARS = 4 * MIB;
 
+    /**
+     * The most processes started with {@link Sandbox#start} that may run at once in one sandbox,
+     * counted in this JVM: each holds host threads and windows of output until it ends.
+     */
+    public static final int MAX_PROCESSES_PER_SANDBOX = 16;
+
     private HostCeilings() {
     }
 }

@@ -174,6 +174,27 @@ public interface Sandbox {
         throw notDeclared(Capability.FILES_DELETE, "remove");
     }
 
+    /**
+     * Starts {@code command} and returns a handle on it as soon as the backend knows the command
+     * itself started (a launcher that failed, e.g. on a missing working directory, is refused here,
+     * never reported as an exit code). The handle owns the process: write its stdin, read its output
+     * (at most one window per stream is ever held in this JVM; a guest that writes more waits), wait
+     * for it, signal it, kill it. It ends with everything it started when its leader exits, when its
+     * lifetime passes, when it is killed or closed, or when the sandbox is disposed of. Part of
+     * {@link Capability#INTERACTIVE_EXEC}.
+     *
+     * @throws SandboxOperationNotSupported the backend does not declare {@code interactive_exec} (this default)
+     * @throws SandboxFileNotFound          the working directory is missing; nothing ran
+     * @throws SandboxNotADirectory         the working directory is not a directory; nothing ran
+     * @throws SandboxProcessLimitExceeded  this sandbox already runs {@link HostCeilings#MAX_PROCESSES_PER_SANDBOX}
+     *                                      started processes (or their windows would pass the host's bound)
+     * @throws SandboxDisposed              the sandbox was disposed of
+     * @throws SandboxException             the launcher, engine or service failed; nothing runs
+     */
+    default SandboxProcess start(Command command, ProcessOptions options) {
+        throw notDeclared(Capability.INTERACTIVE_EXEC, "start");
+    }
+
     private static SandboxOperationNotSupported notDeclared(Capability capability, String method) {
         return new SandboxOperationNotSupported("this sandbox does not implement " + method + " (its backend does not "
                 + "declare '" + capability.wire() + "'); use a backend that declares it");

@@ -44,6 +44,8 @@ class SandboxDefaultsTest {
                 .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_list'");
         assertThatThrownBy(() -> sandbox.mkdir("a", "/w"))
                 .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'files_in'");
+        assertThatThrownBy(() -> sandbox.start(Command.argv("cat"), ProcessOptions.in("/w", Duration.ofSeconds(1))))
+                .isInstanceOf(SandboxOperationNotSupported.class).hasMessageContaining("'interactive_exec'");
     }
 
     @Test

@@ -371,6 +371,19 @@ class ValueTypesTest {
         }
 
         @Test
+        void modeAndTimeAreKeptAndCanBeLeftOutForComparison() {
+            java.time.Instant time = java.time.Instant.parse("2020-01-02T03:04:05Z");
+            SandboxEntry entry = SandboxEntry.file("f", 3).withMode(04755).withModified(time);
+            assertThat(entry.mode()).hasValue(04755);
+            assertThat(entry.modified()).contains(time);
+            assertThat(entry).isNotEqualTo(SandboxEntry.file("f", 3));
+            assertThat(entry.withoutAttributes()).isEqualTo(SandboxEntry.file("f", 3));
+            assertThatThrownBy(() -> SandboxEntry.file("f", 3).withMode(010000))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("07777");
+            assertThatThrownBy(() -> SandboxEntry.file("f", 3).withMode(-1)).isInstanceOf(IllegalArgumentException.class);
+        }
+
+        @Test
         void nullsAreRefused() {
             assertThatThrownBy(() -> new SandboxEntry(null, EntryKind.FILE, OptionalLong.empty()))
                     .isInstanceOf(NullPointerException.class);

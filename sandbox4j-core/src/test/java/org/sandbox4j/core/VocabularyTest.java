@@ -25,7 +25,9 @@ class VocabularyTest {
                         "none", "runtime", "os_process", "container", "hardened_container", "microvm", "vm"),
                 vocabulary(Egress.class, Egress::parse, "unrestricted", "allowlist", "deny-all", "closed"),
                 vocabulary(Capability.class, Capability::parse, "exec", "host_tools", "files_in",
-                        "files_out", "files_list", "files_delete", "snapshot", "attached_identity"),
+                        "files_out", "files_list", "files_delete", "interactive_exec", "snapshot", "attached_identity"),
+                vocabulary(ProcessSignal.class, ProcessSignal::parse, "hangup", "interrupt", "quit", "user1", "user2",
+                        "terminate"),
                 vocabulary(OsFamily.class, OsFamily::parse, "posix", "windows"),
                 vocabulary(EntryKind.class, EntryKind::parse, "file", "directory", "symlink", "other"),
                 vocabulary(OutputDisposition.class, OutputDisposition::parse, "land", "consume"),
@@ -171,7 +173,7 @@ class VocabularyTest {
         // a spec naming run_code is refused by the parser like any other unknown capability.
         assertThat(Capability.values()).containsExactly(Capability.EXEC, Capability.HOST_TOOLS,
                 Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE,
-                Capability.SNAPSHOT, Capability.ATTACHED_IDENTITY);
+                Capability.INTERACTIVE_EXEC, Capability.SNAPSHOT, Capability.ATTACHED_IDENTITY);
     }
 
     @ParameterizedTest

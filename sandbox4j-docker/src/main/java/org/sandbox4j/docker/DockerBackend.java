@@ -179,7 +179,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             this.imageId = ensureImage(image);
             this.declarations = BackendDeclarations.builder(rung)
                     .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
-                            Capability.FILES_DELETE)
+                            Capability.FILES_DELETE, Capability.INTERACTIVE_EXEC)
                     .egressModes(ProxySockets.MODES)
                     .osFamilies(OsFamily.POSIX)
                     .build();

@@ -9,6 +9,7 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -16,12 +17,20 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ProcessOptions;
+import org.sandbox4j.core.SandboxImageNotUsable;
+import org.sandbox4j.core.SandboxProcess;
+import org.sandbox4j.core.SandboxProcessLimitExceeded;
+import org.sandbox4j.core.spi.GuestProcess;
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.model.Frame;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.spi.Json;
@@ -63,6 +72,11 @@ final class DockerSandbox implements ConfinedFilesSandbox {
     private static final long EXIT_CODE_POLL_MILLIS = 10;
     /** An exit code at or above this is 128 + the signal that killed the command. */
     private static final int SIGNALLED = 128;
+    /**
+     * How long past its lifetime a started process's guest-side backstop waits before it kills the
+     * group: the handle's own lifetime kill comes first; the backstop covers a JVM that died holding it.
+     */
+    static final Duration PROCESS_BACKSTOP_GRACE = Duration.ofSeconds(30);
     /** How often a long exec checks that its container still runs. */
     static final Duration LIVENESS_POLL = Duration.ofSeconds(2);
     /** Output kept from internal commands (kill, rm): enough for a message. */
@@ -79,6 +93,9 @@ final class DockerSandbox implements ConfinedFilesSandbox {
     private static final long GO_MODE_DIR = 1L << 31;
     private static final long GO_MODE_SYMLINK = 1L << 27;
     private static final long GO_MODE_OTHER = (1L << 26) | (1L << 25) | (1L << 24) | (1L << 21) | (1L << 19);
+    private static final long GO_MODE_SETUID = 1L << 23;
+    private static final long GO_MODE_SETGID = 1L << 22;
+    private static final long GO_MODE_STICKY = 1L << 20;
 
     private final DockerBackend backend;
     private final Engine engine;
@@ -212,18 +229,121 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         output.finish();
         int exitCode = exitCode(execId);
         GuestScripts.Setup setup = output.setup().orElseThrow(() -> notStarted(shellLine, exitCode, output));
+        refuseUnlessReady(setup, shellLine, options.workingDirectory());
+        return new ExecResult(output.stdout(), output.stderr(), exitCode, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    /** What a wrapper's preamble word means for the caller: nothing when it started the command. */
+    private void refuseUnlessReady(GuestScripts.Setup setup, String shellLine, String workingDirectory) {
         switch (setup) {
             case READY -> {
                 // The command ran: its exit code and output are its own.
             }
-            case NO_DIRECTORY -> throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
-            case NOT_A_DIRECTORY -> throw ExecRefusals.workingDirectoryNotADirectory(options.workingDirectory());
-            case CANNOT_ENTER -> throw ExecRefusals.workingDirectoryNotEnterable(options.workingDirectory());
+            case NO_DIRECTORY -> throw ExecRefusals.workingDirectoryMissing(workingDirectory);
+            case NOT_A_DIRECTORY -> throw ExecRefusals.workingDirectoryNotADirectory(workingDirectory);
+            case CANNOT_ENTER -> throw ExecRefusals.workingDirectoryNotEnterable(workingDirectory);
             case NO_STDIN -> throw new SandboxException("backend '" + backend.name() + "': the stdin uploaded for "
                     + GuestText.quote(shellLine) + " was gone from the work area " + workArea + " before the "
                     + "command started (something in the sandbox removed it), so nothing ran");
+            case NO_PIPE -> throw new SandboxException("backend '" + backend.name() + "': could not make the stdin "
+                    + "pipe of " + GuestText.quote(shellLine) + " in the work area " + workArea + " (it may be full), "
+                    + "so nothing ran; free space in the work area");
+            case NO_TOOLS -> throw new SandboxImageNotUsable("backend '" + backend.name() + "': container "
+                    + containerName + " lacks one of '" + GuestScripts.PROCESS_TOOLS + "' on its PATH, which a started "
+                    + "process needs (its stdin pipe and its lifetime bound), so nothing ran; use an image with "
+                    + "coreutils (and no PATH in the process's environment that hides them), or run the work with exec");
         }
-        return new ExecResult(output.stdout(), output.stderr(), exitCode, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    // ---------------------------------------------------------------- started processes
+
+    @Override
+    public SandboxProcess start(Command command, ProcessOptions options) {
+        try {
+            return startOnce(command, options);
+        } catch (SandboxDisposed | SandboxInterrupted | SandboxProcessLimitExceeded passOn) {
+            throw passOn;
+        } catch (SandboxException failed) {
+            if (backend.wasDisposedOf(containerId)) {
+                throw backend.disposedDuring(containerName, failed);
+            }
+            throw failed;
+        }
+    }
+
+    /**
+     * The command's exec under {@link GuestScripts#PROCESS_WRAPPER}, confirmed by its preamble; then
+     * the feeder, whose connection carries stdin into the command's FIFO; then the handle is served.
+     */
+    private SandboxProcess startOnce(Command command, ProcessOptions options) {
+        String shellLine = command.toShellLine();
+        GuestProcess handle = GuestProcess.reserve(backend.name(), containerName, shellLine, options);
+        String token = HexFormat.of().formatHex(randomBytes());
+        ExecOutput output = ExecOutput.process(DockerProcess.sinkFor(handle));
+        OptionalLong group = OptionalLong.empty();
+        boolean started = false;
+        try {
+            List<String> words = command instanceof Command.Argv argv ? argv.words()
+                    : List.of("sh", "-c", ((Command.Shell) command).line());
+            List<String> inner = guestSocket.map(socket -> GuestBridge.argv(socket, words)).orElse(words);
+            long bound = options.lifetime().plus(PROCESS_BACKSTOP_GRACE).toSeconds() + 1;
+            List<String> argv = GuestScripts.process(workArea, token, options.workingDirectory(), bound, inner);
+            Map<String, String> environment = new HashMap<>(options.environment());
+            environment.put(GuestScripts.EXEC_MARKER, token);
+            String execId = start(argv, environment, output, null);
+            started = true;
+            if (!output.awaitPreamble(INTERNAL_TIMEOUT.toNanos())) {
+                throw new SandboxTimeoutException("backend '" + backend.name() + "': the engine did not start "
+                        + GuestText.quote(shellLine) + " in container " + containerName + " within "
+                        + INTERNAL_TIMEOUT.toSeconds() + " s, so it was stopped; see the engine's log");
+            }
+            group = output.group();
+            Optional<GuestScripts.Setup> setup = output.setup();
+            if (setup.isEmpty()) {
+                awaitQuietly(output);
+                output.finish();
+                throw notStarted(shellLine, exitCode(execId), output);
+            }
+            if (setup.get() != GuestScripts.Setup.READY) {
+                // The wrapper said why it started nothing, and exits: there is nothing to kill.
+                started = false;
+            }
+            refuseUnlessReady(setup.get(), shellLine, options.workingDirectory());
+            FeedPipe stdin = new FeedPipe();
+            DockerProcess.Feeder feeder = new DockerProcess.Feeder(stdin);
+            start(GuestScripts.feeder(workArea, token), Map.of(GuestScripts.EXEC_MARKER, token), feeder, stdin);
+            DockerProcess.serve(this, handle, token, group.getAsLong(), execId, output, stdin, feeder);
+            return handle;
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            abandon(handle, output, token, group, started);
+            throw ExecRefusals.interrupted(shellLine, "nothing was started (what had begun was killed)", interrupted);
+        } catch (RuntimeException failed) {
+            abandon(handle, output, token, group, started);
+            throw failed;
+        }
+    }
+
+    /** A process that did not start: whatever its exec began is killed, and its slot is given back. */
+    private void abandon(GuestProcess handle, ExecOutput output, String token, OptionalLong group, boolean started) {
+        try {
+            if (started) {
+                killTree(token, group, "did not start");
+            }
+        } catch (RuntimeException quiet) {
+            LOG.log(Level.DEBUG, () -> "backend '" + backend.name() + "': after a failed start: " + Engine.detail(quiet));
+        } finally {
+            closeQuietly(output);
+            handle.abandon();
+        }
+    }
+
+    private static void awaitQuietly(ExecOutput output) throws InterruptedException {
+        try {
+            output.awaitEndOrCap(EXIT_CODE_WAIT.toNanos());
+        } catch (RuntimeException streamFailed) {
+            // It ended.
+        }
     }
 
     /**
@@ -262,11 +382,21 @@ final class DockerSandbox implements ConfinedFilesSandbox {
 
     /** Creates and starts an exec attached to {@code output}; returns its id. */
     private String start(List<String> argv, Map<String, String> environment, ExecOutput output) {
+        return start(argv, environment, output, null);
+    }
+
+    /**
+     * Creates and starts an exec: its output attached to {@code output}, or, with {@code stdin}, only
+     * its stdin, copied from that stream; returns its id.
+     */
+    private String start(List<String> argv, Map<String, String> environment, ResultCallback.Adapter<Frame> output,
+            InputStream stdin) {
         List<String> env = new ArrayList<>();
         environment.forEach((name, value) -> env.add(name + "=" + value));
+        boolean feeds = stdin != null;
         ExecCreateCmdResponse created;
         try {
-            created = createExec(argv, env);
+            created = createExec(argv, env, feeds);
         } catch (RuntimeException failure) {
             if (Engine.isNotFound(failure)) {
                 throw backend.containerGone(containerName);
@@ -279,23 +409,29 @@ final class DockerSandbox implements ConfinedFilesSandbox {
             backend.restart(this);
             ensureWorkDir();
             try {
-                created = createExec(argv, env);
+                created = createExec(argv, env, feeds);
             } catch (RuntimeException again) {
                 throw backend.engineFailure("start a command in container " + containerName, again);
             }
         }
         try {
-            engine.streams().execStartCmd(created.getId()).withDetach(false).withTty(false).exec(output);
+            engine.streams().execStartCmd(created.getId()).withDetach(false).withTty(false).withStdIn(stdin)
+                    .exec(output);
         } catch (RuntimeException failure) {
             throw backend.engineFailure("start a command in container " + containerName, failure);
         }
         return created.getId();
     }
 
-    private ExecCreateCmdResponse createExec(List<String> argv, List<String> env) {
+    private ExecCreateCmdResponse createExec(List<String> argv, List<String> env, boolean feeds) {
         return engine.streams().execCreateCmd(containerId).withCmd(argv.toArray(String[]::new)).withEnv(env)
-                .withAttachStdin(false).withAttachStdout(true).withAttachStderr(true).withTty(false)
+                .withAttachStdin(feeds).withAttachStdout(!feeds).withAttachStderr(!feeds).withTty(false)
                 .withWorkingDir("/").exec();
+    }
+
+    /** What the engine knows of an exec (engine failures as they come). */
+    InspectExecResponse inspectExec(String execId) {
+        return engine.control().inspectExecCmd(execId).exec();
     }
 
     /** The exit code the engine recorded; it may lag the end of the stream by a moment. */
@@ -330,7 +466,7 @@ final class DockerSandbox implements ConfinedFilesSandbox {
      * Kills every process of one exec with a second exec; when that cannot be confirmed, the
      * container is retired (another process sees it by name) and the next acquire replaces it.
      */
-    private void killTree(String token, OptionalLong group, String why) {
+    void killTree(String token, OptionalLong group, String why) {
         String groupText = group.isPresent() ? Long.toString(group.getAsLong()) : "";
         try {
             Internal result = internal(GuestScripts.kill(token, groupText), KILL_TIMEOUT);
@@ -415,7 +551,7 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         @Override
         protected Optional<Stat> lstat(Map<String, Optional<Stat>> seen, String absolute) {
             return seen.computeIfAbsent(absolute, unseen -> pathStat(unseen)
-                    .map(found -> new Stat(found.kind(), OptionalLong.of(found.size()))));
+                    .map(found -> new Stat(found.kind(), OptionalLong.of(found.size()), found.mode(), found.modified())));
         }
 
         /** The deepest directory that exists receives one archive holding the missing parents and the file. */
@@ -525,8 +661,14 @@ final class DockerSandbox implements ConfinedFilesSandbox {
 
     // ---------------------------------------------------------------- the engine's archive endpoints
 
-    /** What the engine's path stat says: a kind and, for a regular file, a size. */
-    record PathStat(EntryKind kind, long size) {
+    /**
+     * What the engine's path stat says: a kind and, for a regular file, a size; the permission bits
+     * and modification time when its header gave them (unknown when only an archive's tar header did).
+     */
+    record PathStat(EntryKind kind, long size, OptionalInt mode, Optional<Instant> modified) {
+        PathStat(EntryKind kind, long size) {
+            this(kind, size, OptionalInt.empty(), Optional.empty());
+        }
     }
 
     /** The engine's no-follow stat of an absolute guest path; empty when nothing is there. */
@@ -557,16 +699,39 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         }
         long mode = ((Number) stat.getOrDefault("mode", 0)).longValue();
         long size = ((Number) stat.getOrDefault("size", 0)).longValue();
+        OptionalInt bits = OptionalInt.of(permissionBits(mode));
+        Optional<Instant> modified = stat.get("mtime") instanceof String text ? timeOf(text) : Optional.empty();
         if ((mode & GO_MODE_SYMLINK) != 0) {
-            return new PathStat(EntryKind.SYMLINK, 0);
+            return new PathStat(EntryKind.SYMLINK, 0, bits, modified);
         }
         if ((mode & GO_MODE_DIR) != 0) {
-            return new PathStat(EntryKind.DIRECTORY, 0);
+            return new PathStat(EntryKind.DIRECTORY, 0, bits, modified);
         }
         if ((mode & GO_MODE_OTHER) != 0) {
-            return new PathStat(EntryKind.OTHER, 0);
+            return new PathStat(EntryKind.OTHER, 0, bits, modified);
         }
-        return new PathStat(EntryKind.FILE, size);
+        return new PathStat(EntryKind.FILE, size, bits, modified);
+    }
+
+    /** A Go os.FileMode's permission bits as st_mode has them: rwx, and set-user-id, set-group-id, sticky. */
+    static int permissionBits(long goMode) {
+        int bits = (int) (goMode & 0777);
+        bits |= (goMode & GO_MODE_SETUID) != 0 ? 04000 : 0;
+        bits |= (goMode & GO_MODE_SETGID) != 0 ? 02000 : 0;
+        bits |= (goMode & GO_MODE_STICKY) != 0 ? 01000 : 0;
+        return bits;
+    }
+
+    /** The engine's RFC 3339 mtime; empty when it is not one (it decides nothing). */
+    private static Optional<Instant> timeOf(String text) {
+        if (text.length() > 64) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(java.time.OffsetDateTime.parse(text).toInstant());
+        } catch (java.time.format.DateTimeParseException notATime) {
+            return Optional.empty();
+        }
     }
 
     /** The archive of a path, or null when the engine says the path does not exist. */

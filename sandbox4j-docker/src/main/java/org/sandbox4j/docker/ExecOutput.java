@@ -19,13 +19,29 @@ import org.sandbox4j.core.spi.ExecCapture;
  * rest to an {@link ExecCapture}, which keeps the streams under their shared cap and feeds the
  * listener. Where a wrapped exec's stdout does not begin with the preamble, the wrapper never ran:
  * that text is the engine's (an OCI runtime's failure), kept apart and bounded, never the command's.
+ * A started process's frames go to a {@link Sink} instead ({@link #process}).
  */
 final class ExecOutput extends ResultCallback.Adapter<Frame> {
 
     /** How much of what the engine said in place of a preamble is kept for the message. */
     static final int MAX_ENGINE_TEXT_BYTES = 1024;
 
+    /** Where what follows the preamble goes. */
+    interface Sink {
+        /** Takes one frame's bytes (it may wait: that is back-pressure); false once no more are wanted. */
+        boolean offer(ExecStream stream, byte[] payload);
+
+        /** Whether nothing more is wanted. */
+        boolean stopped();
+
+        /** The stream ended or failed: no more frames come. */
+        default void ended() {
+        }
+    }
+
+    /** An exec's capture; null for a started process, whose output goes to its {@link Sink}. */
     private final ExecCapture capture;
+    private final Sink sink;
     private final boolean expectPreamble;
     private final ByteArrayOutputStream firstLine = new ByteArrayOutputStream();
     private final ByteArrayOutputStream engineText = new ByteArrayOutputStream();
@@ -40,6 +56,8 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
      * be waited on in slices.
      */
     private final CountDownLatch attention = new CountDownLatch(1);
+    /** Counted down once the front of stdout is decided, or the stream ended without it. */
+    private final CountDownLatch decided = new CountDownLatch(1);
     private volatile Throwable failure;
 
     /**
@@ -47,14 +65,42 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
      *                       command's stdout is all its own
      */
     ExecOutput(ExecCapture capture, boolean expectPreamble) {
+        this(capture, new Sink() {
+            @Override
+            public boolean offer(ExecStream stream, byte[] payload) {
+                return capture.offer(stream, payload);
+            }
+
+            @Override
+            public boolean stopped() {
+                return capture.stopped();
+            }
+        }, expectPreamble);
+    }
+
+    private ExecOutput(ExecCapture capture, Sink sink, boolean expectPreamble) {
         this.capture = capture;
+        this.sink = sink;
         this.expectPreamble = expectPreamble;
         this.preambleDecided = !expectPreamble;
+        if (!expectPreamble) {
+            decided.countDown();
+        }
+    }
+
+    /**
+     * The frames of a started process (under {@link GuestScripts#PROCESS_WRAPPER}): after the
+     * preamble, to {@code sink}; before it, stderr too is the engine's or the wrapper's text.
+     */
+    static ExecOutput process(Sink sink) {
+        return new ExecOutput(null, sink, true);
     }
 
     @Override
     public void onComplete() {
         attention.countDown();
+        decided.countDown();
+        sink.ended();
         super.onComplete();
     }
 
@@ -62,6 +108,8 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     public void onError(Throwable error) {
         failure = error;
         attention.countDown();
+        decided.countDown();
+        sink.ended();
         super.onError(error);
     }
 
@@ -78,8 +126,15 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
         }
         if (stdout && !preambleDecided) {
             payload = takePreamble(payload);
+            if (preambleDecided) {
+                // Told only now that the setup word is known.
+                decided.countDown();
+            }
         }
-        if (expectPreamble && preambleDecided && setup.isEmpty()) {
+        // Without the wrapper's word, nothing is the command's: stdout after a missing preamble, and
+        // (for a started process, whose command runs only after its preamble) stderr too.
+        boolean beforeTheCommand = setup.isEmpty() && (expectPreamble && preambleDecided || capture == null);
+        if (beforeTheCommand) {
             keepEngineText(payload);
             return;
         }
@@ -87,14 +142,14 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     }
 
     private boolean stopped() {
-        return capture.stopped();
+        return sink.stopped();
     }
 
     private void keep(ExecStream stream, byte[] payload) {
         if (payload.length == 0) {
             return;
         }
-        if (!capture.offer(stream, payload)) {
+        if (!sink.offer(stream, payload)) {
             attention.countDown();
         }
     }
@@ -156,6 +211,12 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
             preambleDecided = true;
             keepEngineText(firstLine.toByteArray());
         }
+        decided.countDown();
+    }
+
+    /** Waits at most {@code nanos} for the front of stdout to be decided (or the stream to end); whether it was. */
+    boolean awaitPreamble(long nanos) throws InterruptedException {
+        return decided.await(nanos, TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -169,7 +230,7 @@ final class ExecOutput extends ResultCallback.Adapter<Frame> {
     /** What the engine wrote in place of the wrapper's preamble, and any stderr, for a message. */
     synchronized String engineText() {
         String said = new String(engineText.toByteArray(), StandardCharsets.UTF_8);
-        String stderr = new String(capture.stderr(), StandardCharsets.UTF_8);
+        String stderr = capture == null ? "" : new String(capture.stderr(), StandardCharsets.UTF_8);
         return (said + " " + stderr).strip();
     }
 

@@ -45,7 +45,11 @@ final class GuestScripts {
         /** The working directory is a directory the guest may not enter. */
         CANNOT_ENTER("cannot-enter"),
         /** The stdin file the backend uploaded was not there. */
-        NO_STDIN("no-stdin");
+        NO_STDIN("no-stdin"),
+        /** A started process's stdin pipe could not be made in the work area (it is full, or something is in the way). */
+        NO_PIPE("no-pipe"),
+        /** The image lacks a tool a started process needs ({@value #PROCESS_TOOLS}). */
+        NO_TOOLS("no-tools");
 
         final String word;
 
@@ -83,6 +87,51 @@ final class GuestScripts {
             "fi",
             "say " + Setup.READY.word,
             "exec \"$@\"");
+
+    /** Where a started process's stdin pipe is made: a FIFO of this name, then the token, in the work area. */
+    static final String FIFO_PREFIX = ".sandbox4j-in-";
+    /** What the process wrapper needs besides {@code sh}: the FIFO, the feeder and the lifetime backstop. */
+    static final String PROCESS_TOOLS = "mkfifo cat sleep";
+
+    /**
+     * The wrapper of a started process ({@code Sandbox.start}). The hijacked attach stream cannot be
+     * half-closed, so stdin comes through a FIFO in the work area that a second exec, the feeder
+     * ({@link #FEEDER}), writes: its end is the command's end of input. After the working-directory
+     * checks it makes the FIFO, starts the lifetime backstop, prints the preamble, opens the FIFO as
+     * stdin (which waits for the feeder), removes its name and {@code exec}s the command. The
+     * backstop kills the group once the lifetime and a grace have passed, should the JVM holding the
+     * handle be gone; it ignores the signals a caller may send the group, and holds no pipe.
+     */
+    static final String PROCESS_WRAPPER = String.join("\n",
+            "area=$1; token=$2; wd=$3; bound=$4; shift 4",
+            "say() { printf '" + PREAMBLE + "%s %s\\n' \"$$\" \"$1\"; }",
+            "for tool in " + PROCESS_TOOLS + "; do",
+            "  command -v \"$tool\" >/dev/null 2>&1 || { say " + Setup.NO_TOOLS.word + "; exit " + EXIT_SETUP_FAILED
+                    + "; }",
+            "done",
+            "if ! cd -- \"$wd\" 2>/dev/null; then",
+            "  if [ -d \"$wd\" ]; then say " + Setup.CANNOT_ENTER.word,
+            "  elif [ -e \"$wd\" ]; then say " + Setup.NOT_A_DIRECTORY.word,
+            "  else say " + Setup.NO_DIRECTORY.word + "; fi",
+            "  exit " + EXIT_SETUP_FAILED,
+            "fi",
+            "fifo=\"$area/" + FIFO_PREFIX + "$token\"",
+            "mkfifo -m 600 -- \"$fifo\" 2>/dev/null || { say " + Setup.NO_PIPE.word + "; exit " + EXIT_SETUP_FAILED + "; }",
+            "group=$$",
+            "( trap '' HUP INT QUIT TERM USR1 USR2; sleep \"$bound\"; kill -s KILL -- \"-$group\" ) </dev/null >/dev/null 2>&1 &",
+            "say " + Setup.READY.word,
+            "exec 0<\"$fifo\"",
+            "rm -f -- \"$fifo\"",
+            "exec \"$@\"");
+
+    /**
+     * The feeder of a started process: copies its attached stdin into the process's FIFO, then ends;
+     * nothing but the FIFO is written (a name that is not one is left alone).
+     */
+    static final String FEEDER = "fifo=\"$1/" + FIFO_PREFIX + "$2\"; [ -p \"$fifo\" ] || exit 1; exec cat > \"$fifo\"";
+
+    /** Sends a signal (a name {@code kill -s} takes) to a process group. */
+    static final String SIGNAL = "kill -s \"$1\" -- \"-$2\"";
 
     /**
      * Kills every process of one exec: its process group and session (recorded from the
@@ -132,6 +181,28 @@ final class GuestScripts {
         return argv;
     }
 
+    /**
+     * The argv that runs {@code command} as a started process under {@link #PROCESS_WRAPPER}, killed
+     * by the backstop after {@code boundSeconds} should nobody else end it.
+     */
+    static List<String> process(String workArea, String token, String workingDirectory, long boundSeconds,
+            List<String> command) {
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", PROCESS_WRAPPER, "sandbox4j-process", workArea, token,
+                workingDirectory, Long.toString(boundSeconds)));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /** The argv of the feeder of the process {@code token}. */
+    static List<String> feeder(String workArea, String token) {
+        return List.of("sh", "-c", FEEDER, "sandbox4j-feed", workArea, token);
+    }
+
+    /** The argv that sends {@code signalName} to the process group {@code group}. */
+    static List<String> signal(String signalName, long group) {
+        return List.of("sh", "-c", SIGNAL, "sandbox4j-signal", signalName, Long.toString(group));
+    }
+
     /** {@link #listing}'s exit code when the directory could not be entered (gone, or no longer a directory). */
     static final int LISTING_NOT_ENTERED = 3;
     /** {@link #listing}'s exit code when the directory entered is not the one named: a link was on the way. */
@@ -140,14 +211,14 @@ final class GuestScripts {
     /**
      * Lists one directory's children in one process, with a no-follow stat each (GNU find's
      * {@code -printf}; find never follows a link it meets below its start): for every child a line
-     * of its type letter, size and modification time, then its name ended by a NUL, so any name a
+     * of its type letter, size, modification time and permission bits (octal), then its name ended by a NUL, so any name a
      * guest can make is one entry. {@code cd -P} then {@code pwd -P} refuse a directory reached
      * through a link; find lists the directory entered (the shell's working directory), so a swap
      * after that changes nothing it reports. The path travels as an argument, never in the script.
      */
     private static final String LISTING = "cd -P -- \"$1\" 2>/dev/null || exit " + LISTING_NOT_ENTERED + "\n"
             + "[ \"$(pwd -P)\" = \"$1\" ] || exit " + LISTING_THROUGH_A_LINK + "\n"
-            + "exec find . -mindepth 1 -maxdepth 1 -printf '%y %s %T@\\n%f\\0'\n";
+            + "exec find . -mindepth 1 -maxdepth 1 -printf '%y %s %T@ %m\\n%f\\0'\n";
 
     /** The argv of {@link #LISTING} for the directory {@code absolute} (normalised, as the kit confined it). */
     static List<String> listing(String absolute) {

@@ -1,14 +1,19 @@
 package org.sandbox4j.docker;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.regex.Pattern;
 import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.HostCeilings;
+import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxFileException;
 import org.sandbox4j.core.spi.ConfinedFiles.Stat;
 import org.sandbox4j.core.spi.FileRefusals;
@@ -16,12 +21,15 @@ import org.sandbox4j.core.spi.GuestText;
 
 /**
  * Reads what {@link GuestScripts#listing} printed: for each child {@code <type letter> <size>
- * <mtime>\n<name>\0} (find's {@code %y}: f, d, l, or another letter for anything else). The guest wrote it, so every field is checked and anything else is refused
+ * <mtime> <mode>\n<name>\0} (find's {@code %y}: f, d, l, or another letter for anything else;
+ * {@code %T@}: seconds since the epoch with a fraction; {@code %m}: the permission bits in octal). The guest wrote it, so every field is checked and anything else is refused
  * whole rather than guessed at.
  */
 final class ListingOutput {
 
-    private static final int FIELDS = 3;
+    private static final int FIELDS = 4;
+    /** find's %T@: whole seconds since the epoch (a guest may set any time, even before it), a fraction. */
+    private static final Pattern TIME = Pattern.compile("-?\\d{1,12}(\\.\\d{1,10})?");
 
     private ListingOutput() {
     }
@@ -30,16 +38,16 @@ final class ListingOutput {
         Map<String, Stat> children = new HashMap<>();
         int at = 0;
         while (at < output.length) {
-            int newline = indexOf(output, (byte) '\n', at);
-            int end = newline < 0 ? -1 : indexOf(output, (byte) 0, newline + 1);
+            int newline = Tar.indexOf(output, (byte) '\n', at);
+            int end = newline < 0 ? -1 : Tar.indexOf(output, (byte) 0, newline + 1);
             if (end < 0) {
                 throw malformed(path, backendName, "an entry is cut short");
             }
             String[] fields = new String(output, at, newline - at, StandardCharsets.US_ASCII).split(" ", -1);
             String name = name(output, newline + 1, end, path, backendName);
             if (fields.length != FIELDS || children.containsKey(name)) {
-                throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " is not one mode, size "
-                        + "and time, or is listed twice");
+                throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " is not one type, size, "
+                        + "time and mode, or is listed twice");
             }
             if (children.size() >= HostCeilings.MAX_LISTED_ENTRIES) {
                 throw FileRefusals.listingTooLarge(path);
@@ -52,22 +60,32 @@ final class ListingOutput {
 
     private static Stat stat(String[] fields, String name, String path, String backendName) {
         long size;
+        Instant modified;
+        int mode;
         try {
             size = Long.parseLong(fields[1]);
-            Double.parseDouble(fields[2]);
-        } catch (NumberFormatException e) {
-            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has a size or time that is "
-                    + "not a number");
+            if (!TIME.matcher(fields[2]).matches()) {
+                throw new NumberFormatException("not seconds.fraction");
+            }
+            BigDecimal seconds = new BigDecimal(fields[2]);
+            BigDecimal whole = seconds.setScale(0, RoundingMode.FLOOR);
+            modified = Instant.ofEpochSecond(whole.longValueExact(), seconds.subtract(whole).movePointRight(9).intValue());
+            mode = Integer.parseInt(fields[3], 8);
+        } catch (NumberFormatException | ArithmeticException | java.time.DateTimeException e) {
+            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has a size, time or mode "
+                    + "that is not a number");
         }
-        if (fields[0].length() != 1) {
-            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has no one-letter type");
+        if (fields[0].length() != 1 || mode < 0 || mode > SandboxEntry.MAX_MODE) {
+            throw malformed(path, backendName, "the entry of " + GuestText.quote(name) + " has no one-letter type, or "
+                    + "a mode beyond 07777");
         }
-        return switch (fields[0].charAt(0)) {
+        Stat kind = switch (fields[0].charAt(0)) {
             case 'f' -> size < 0 ? new Stat(EntryKind.FILE, OptionalLong.empty()) : Stat.file(size);
             case 'd' -> Stat.of(EntryKind.DIRECTORY);
             case 'l' -> Stat.of(EntryKind.SYMLINK);
             default -> Stat.of(EntryKind.OTHER);
         };
+        return kind.with(mode, modified);
     }
 
     private static String name(byte[] output, int from, int to, String path, String backendName) {
@@ -84,15 +102,6 @@ final class ListingOutput {
             throw malformed(path, backendName, "a name is empty, '.', '..' or holds '/'");
         }
         return name;
-    }
-
-    private static int indexOf(byte[] bytes, byte wanted, int from) {
-        for (int i = from; i < bytes.length; i++) {
-            if (bytes[i] == wanted) {
-                return i;
-            }
-        }
-        return -1;
     }
 
     private static SandboxFileException malformed(String path, String backendName, String why) {

@@ -250,7 +250,8 @@ final class Tar {
         return found;
     }
 
-    private static int indexOf(byte[] data, byte value, int from) {
+    /** The first {@code value} in {@code data} at or after {@code from}; -1 if none. */
+    static int indexOf(byte[] data, byte value, int from) {
         for (int i = from; i < data.length; i++) {
             if (data[i] == value) {
                 return i;

@@ -123,4 +123,63 @@ class ExecOutputTest {
         assertThat(text(heard.toByteArray())).isEqualTo("12345678");
         assertThat(text(output.stdout()) + text(output.stderr())).isEqualTo("12345678");
     }
+
+    /** A started process's frames: its preamble is told once its word is known, and before it stderr too is not the command's. */
+    @Test
+    void aProcesssFramesGoToItsSinkOnlyAfterThePreamble() throws InterruptedException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        boolean[] ended = {false};
+        ExecOutput output = ExecOutput.process(new ExecOutput.Sink() {
+            @Override
+            public boolean offer(ExecStream stream, byte[] payload) {
+                (stream == ExecStream.STDOUT ? out : err).writeBytes(payload);
+                return true;
+            }
+
+            @Override
+            public boolean stopped() {
+                return false;
+            }
+
+            @Override
+            public void ended() {
+                ended[0] = true;
+            }
+        });
+        output.onNext(stderr("the wrapper's own words\n"));
+        output.onNext(stdout(GuestScripts.PREAMBLE + "31"));
+        assertThat(output.awaitPreamble(0)).as("half a preamble is not one").isFalse();
+        output.onNext(stdout(" ready\nhello"));
+        assertThat(output.awaitPreamble(0)).isTrue();
+        assertThat(output.setup()).contains(GuestScripts.Setup.READY);
+        assertThat(output.group()).hasValue(31);
+        output.onNext(stderr("oops"));
+        output.onComplete();
+        assertThat(text(out.toByteArray())).isEqualTo("hello");
+        assertThat(text(err.toByteArray())).isEqualTo("oops");
+        assertThat(output.engineText()).isEqualTo("the wrapper's own words");
+        assertThat(ended[0]).isTrue();
+    }
+
+    @Test
+    void aProcessWithoutAPreambleIsToldWhenItsStreamEnds() throws InterruptedException {
+        ExecOutput output = ExecOutput.process(new ExecOutput.Sink() {
+            @Override
+            public boolean offer(ExecStream stream, byte[] payload) {
+                throw new AssertionError("nothing is the command's");
+            }
+
+            @Override
+            public boolean stopped() {
+                return false;
+            }
+        });
+        output.onNext(stdout("OCI runtime exec failed"));
+        output.onComplete();
+        assertThat(output.awaitPreamble(0)).isTrue();
+        output.finish();
+        assertThat(output.setup()).isEmpty();
+        assertThat(output.engineText()).isEqualTo("OCI runtime exec failed");
+    }
 }

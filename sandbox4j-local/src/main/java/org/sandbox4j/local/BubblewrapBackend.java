@@ -156,7 +156,7 @@ public final class BubblewrapBackend extends LocalBackend {
     private static BackendDeclarations declarationsFor(LimitMechanism mechanism) {
         return BackendDeclarations.builder(mechanism.boundsProcesses() ? Isolation.CONTAINER : Isolation.OS_PROCESS)
                 .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
-                        Capability.FILES_DELETE)
+                        Capability.FILES_DELETE, Capability.INTERACTIVE_EXEC)
                 .egressModes(ProxySockets.MODES)
                 .osFamilies(OsFamily.POSIX)
                 .build();

@@ -79,12 +79,13 @@ final class BubblewrapSandbox extends LocalSandbox {
      * Kills the launcher's child: the init of the launch's PID namespace (or, with no namespace of
      * the launch's own, the sandbox's), whose death ends every process the command started. The
      * launcher then reaps it and exits by itself, so nothing is left for the host's init to reap;
-     * a launcher that has no child yet is killed instead.
+     * a launcher that has no child yet is killed instead, one that has ended is left alone.
      */
     private static void killLaunch(Process launcher) {
         List<ProcessHandle> children = launcher.children().toList();
         children.forEach(ProcessHandle::destroyForcibly);
-        if (children.isEmpty()) {
+        // Only a live launcher: destroying a Process closes its streams, and an ended one's still hold its tail.
+        if (children.isEmpty() && launcher.isAlive()) {
             launcher.destroyForcibly();
         }
     }
@@ -100,6 +101,29 @@ final class BubblewrapSandbox extends LocalSandbox {
 
     Optional<Path> egressAuditLog() {
         return egress.map(hostDirectory -> directory().resolve(BubblewrapBackend.EGRESS_AUDIT_FILE));
+    }
+
+    /**
+     * The launch's first process that leads a session of its own: bwrap's child, which called setsid
+     * ({@code --new-session}) before it forked the command, so it leads the command's session and
+     * group (as its namespace's init it ignores the signal; the command gets it). The launchers in
+     * front of bwrap (unshare, the keeper's entry) stay in the JVM's session.
+     */
+    @Override
+    long processGroup(Process launcher) {
+        return launcher.descendants().mapToLong(ProcessHandle::pid).filter(pid -> sessionOf(pid) == pid).findFirst()
+                .orElse(launcher.pid());
+    }
+
+    /** The session id in {@code /proc/<pid>/stat} (the fourth field after the command's name); -1 if it is gone. */
+    private static long sessionOf(long pid) {
+        try {
+            String stat = java.nio.file.Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(fields[3]);
+        } catch (java.io.IOException | RuntimeException gone) {
+            return -1;
+        }
     }
 
     @Override

@@ -25,7 +25,26 @@ final class GuestCommand {
     /** What {@link #reportingStart} writes once the command is about to start. */
     static final String STARTED = "started";
 
+    /**
+     * The line {@link #announcingStart} writes on stdout just before the command runs. A launcher
+     * that failed first (a working directory it could not enter) never wrote it, and nothing the
+     * guest wrote can come before it.
+     */
+    static final String ANNOUNCED = "sandbox4j-started\n";
+    /** Writes {@link #ANNOUNCED}, then runs $0 with the rest. Fixed text. */
+    private static final String ANNOUNCE_THEN_EXEC = "printf 'sandbox4j-started\\n' || exit 125; " + EXEC;
+
     private GuestCommand() {
+    }
+
+    /**
+     * {@code command} as an argv that first writes {@link #ANNOUNCED} on stdout: for a started
+     * process, whose launch is confirmed by that line before its handle is returned.
+     */
+    static Command announcingStart(Command command) {
+        List<String> program = command instanceof Command.Shell shell ? List.of(SHELL, "-c", shell.line())
+                : ((Command.Argv) command).words();
+        return Command.argv(behind(ANNOUNCE_THEN_EXEC, program, List.of()));
     }
 
     /** The command's words: a shell line under {@code sh -c}, an argv behind {@code sh}'s exec. */

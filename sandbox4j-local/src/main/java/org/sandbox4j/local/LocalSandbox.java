@@ -5,10 +5,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
@@ -18,9 +20,16 @@ import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxEntry;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.ProcessOptions;
+import org.sandbox4j.core.ProcessSignal;
+import org.sandbox4j.core.SandboxProcess;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.TransferLimits;
+import org.sandbox4j.core.spi.Disposals;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.GuestProcess;
+import org.sandbox4j.core.spi.HostProcess;
+import org.sandbox4j.core.spi.InheritedSignals;
 import org.sandbox4j.core.spi.ExecRefusals;
 import org.sandbox4j.core.spi.ProcessPump;
 import org.sandbox4j.core.spi.WorkspaceFiles;
@@ -147,7 +156,7 @@ abstract class LocalSandbox implements Sandbox {
             long start = System.nanoTime();
             Process process;
             try {
-                process = launch.process().start();
+                process = started(launch);
             } catch (IOException e) {
                 throw couldNotStart(launch, options, e);
             }
@@ -155,6 +164,130 @@ abstract class LocalSandbox implements Sandbox {
             return commandResult(launched, report.read(), command, options);
         }
     }
+
+    /**
+     * Starts {@code command} on the same launch as {@link #exec} (recorded among the sandbox's
+     * launches, so that a disposal stops it), announcing itself on stdout just before the command
+     * runs: the handle is returned only once that line came, and a launch that ended without it is
+     * refused as exec refuses it (a missing working directory, a failed launcher), nothing run.
+     */
+    @Override
+    public final SandboxProcess start(Command command, ProcessOptions options) {
+        Objects.requireNonNull(command, "command");
+        Objects.requireNonNull(options, "options");
+        beforeExec();
+        GuestProcess handle = GuestProcess.reserve(backendName, id, command.toShellLine(), options);
+        ExecOptions launchOptions = options.asExecOptions();
+        LaunchReport report = null;
+        Optional<Launches.Registration> registration = Optional.empty();
+        boolean served = false;
+        try {
+            report = newReport();
+            Launch launch = launch(GuestCommand.announcingStart(command), launchOptions, report.file());
+            long startNanos = System.nanoTime();
+            Process process;
+            try {
+                process = started(launch);
+            } catch (IOException e) {
+                throw couldNotStart(launch, launchOptions, e);
+            }
+            registration = Launches.register(directory, process);
+            if (registration.isEmpty()) {
+                launch.treeKill().kill(process);
+                throw disposedDuring(command.toShellLine(), null);
+            }
+            if (!HostProcess.startConfirmed(process, ANNOUNCED, START_DEADLINE)) {
+                throw notStarted(process, launch, report, command, launchOptions, startNanos);
+            }
+            LaunchReport launched = report;
+            Launches.Registration recorded = registration.get();
+            handle.whenEnded(() -> {
+                recorded.close();
+                launched.close();
+            });
+            HostProcess.serve(handle, process, launch.treeKill(), (started, signal) -> signal(started, signal),
+                    () -> new Disposals().wasDisposedOf(id, this::retired));
+            served = true;
+            return handle;
+        } finally {
+            if (!served) {
+                handle.abandon();
+                registration.ifPresent(Launches.Registration::close);
+                if (report != null) {
+                    report.close();
+                }
+            }
+        }
+    }
+
+    /** Starts the launch with the signal dispositions a terminal gives (not what this JVM's starter ignored). */
+    private static Process started(Launch launch) throws IOException {
+        ProcessBuilder builder = launch.process();
+        builder.command().addAll(0, InheritedSignals.resetting());
+        return builder.start();
+    }
+
+    /** How long a launch may take to announce its command before it is killed and refused. */
+    static final Duration START_DEADLINE = Duration.ofSeconds(30);
+    private static final byte[] ANNOUNCED = GuestCommand.ANNOUNCED.getBytes(StandardCharsets.US_ASCII);
+    /** The most a failed launcher's own words are read for its refusal. */
+    private static final int LAUNCHER_TEXT_BYTES = 64 * 1024;
+
+    /**
+     * The refusal of a launch that never announced its command: killed, then read as exec reads a
+     * launch (its report and its own words) so that the reason is exec's; never an exit code.
+     */
+    private SandboxException notStarted(Process process, Launch launch, LaunchReport report, Command command,
+            ExecOptions options, long startNanos) {
+        // A launcher that failed exits by itself; its words are read before a kill, which closes its streams.
+        int exitCode;
+        try {
+            exitCode = process.waitFor(HostProcess.KILL_GRACE.toNanos(), TimeUnit.NANOSECONDS) ? process.exitValue() : -1;
+        } catch (InterruptedException e) {
+            launch.treeKill().kill(process);
+            Thread.currentThread().interrupt();
+            return ExecRefusals.interrupted(command.toShellLine(), "the launch was killed", e);
+        }
+        byte[] stderr = exitCode < 0 ? new byte[0]
+                : HostProcess.leftOver(process.getErrorStream(), LAUNCHER_TEXT_BYTES, HostProcess.KILL_GRACE);
+        launch.treeKill().kill(process);
+        ExecResult launched = new ExecResult(new byte[0], stderr, exitCode,
+                Duration.ofNanos(System.nanoTime() - startNanos));
+        if (retired()) {
+            return disposedDuring(command.toShellLine(), null);
+        }
+        try {
+            commandResult(launched, report.read(), command, options);
+        } catch (SandboxException refused) {
+            return refused;
+        }
+        return launcherFailed(launch.launcher(), launched, command);
+    }
+
+    /** Sends {@code signal} to the process group of the command {@code launcher} started. */
+    private void signal(Process launcher, ProcessSignal signal) {
+        long group = processGroup(launcher);
+        Path kill = KILL.orElseThrow(() -> new SandboxException("backend '" + backendName + "' needs kill(1) to "
+                + "signal a started process (procps on Linux)"));
+        try {
+            Process killer = new ProcessBuilder(kill.toString(), "-s", signal.shellName(), "--", "-" + group)
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!killer.waitFor(HostProcess.KILL_GRACE.toNanos(), TimeUnit.NANOSECONDS)) {
+                killer.destroyForcibly();
+            }
+        } catch (IOException e) {
+            throw new SandboxException("backend '" + backendName + "' could not signal the process group " + group
+                    + ": " + ErrorDetail.of(e), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw ExecRefusals.interrupted("kill -s " + signal.shellName(), "the signal may not have been sent", e);
+        }
+    }
+
+    private static final Optional<Path> KILL = HostPrograms.find("kill");
+
+    /** The process group of the command {@code launcher} started (its leader's host pid). */
+    abstract long processGroup(Process launcher);
 
     /**
      * The one wording of a launcher that failed before the command started: nothing ran, and what

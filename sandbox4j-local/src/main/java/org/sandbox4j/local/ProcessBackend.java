@@ -60,7 +60,7 @@ public final class ProcessBackend extends LocalBackend {
     private static final String TMP = "tmp";
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.OS_PROCESS)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
-                    Capability.FILES_DELETE)
+                    Capability.FILES_DELETE, Capability.INTERACTIVE_EXEC)
             .egressModes(Egress.UNRESTRICTED)
             .osFamilies(OsFamily.POSIX)
             .build();
@@ -190,7 +190,8 @@ public final class ProcessBackend extends LocalBackend {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        process.destroyForcibly();
+        // Through its handle: destroying the Process would close its streams, which still hold the output's tail.
+        process.toHandle().destroyForcibly();
     }
 
     @Override

@@ -93,6 +93,12 @@ final class ProcessSandbox extends LocalSandbox {
         throw launcherFailed("the launcher", launched, command);
     }
 
+    /** The trampoline's setsid made the launch a session and group leader, and it execs the command: its pid is the group. */
+    @Override
+    long processGroup(Process launcher) {
+        return launcher.pid();
+    }
+
     @Override
     boolean guestSeesHostPaths() {
         return true;

@@ -34,6 +34,7 @@ import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.OsFamily;
+import org.sandbox4j.core.ProcessSignal;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxEntry;
@@ -102,7 +103,7 @@ public final class SbxBackend implements SandboxBackend {
 
     private static final BackendDeclarations DECLARATIONS = BackendDeclarations.builder(Isolation.MICROVM)
             .capabilities(Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST,
-                    Capability.FILES_DELETE)
+                    Capability.FILES_DELETE, Capability.INTERACTIVE_EXEC)
             .egressModes(Egress.DENY_ALL, Egress.ALLOWLIST)
             .osFamilies(OsFamily.POSIX)
             .build();
@@ -627,10 +628,25 @@ public final class SbxBackend implements SandboxBackend {
      * retires the sandbox and returns false.
      */
     boolean killGroup(SbxSandbox sandbox, String callState) {
+        return killGroup(sandbox, callState, false);
+    }
+
+    /**
+     * {@link #killGroup(SbxSandbox, String)}; {@code started} for a started process, whose call
+     * state the kill then removes. A sandbox sbx no longer knows has nothing left to kill: it is not
+     * retired.
+     */
+    boolean killGroup(SbxSandbox sandbox, String callState, boolean started) {
         try {
+            List<String> parameters = started ? List.of(callState, SbxScripts.FORGET) : List.of(callState);
             SbxReply reply = cli.exec(sandbox.sandboxName(), false, SbxScripts.shell(SbxScripts.KILL, "sandbox4j-kill",
-                    List.of(callState)), config.execCleanupTimeout());
+                    parameters), config.execCleanupTimeout());
             if (reply.succeeded() && reply.stdout().contains(SbxScripts.KILL_DONE)) {
+                return true;
+            }
+            if (!reply.succeeded() && SbxReply.errorLineIn(reply.stderr()).orElse("").contains(SbxCli.NOT_FOUND)) {
+                // sbx says the sandbox is gone (disposed of, here or elsewhere): nothing of it is left to kill.
+                // (Not an empty 'sbx ls': a daemon that lost its engine lists nothing, and that one is retired.)
                 return true;
             }
             LOG.log(Level.WARNING, () -> "backend '" + name() + "': the kill in sandbox " + sandbox.sandboxName()
@@ -642,6 +658,57 @@ public final class SbxBackend implements SandboxBackend {
         }
         retire(sandbox);
         return false;
+    }
+
+    /**
+     * Sends {@code signal} to a started process's group with a second, bounded {@code sbx exec};
+     * false when that could not run.
+     */
+    boolean signalGroup(SbxSandbox sandbox, String callState, ProcessSignal signal) {
+        try {
+            SbxReply reply = cli.exec(sandbox.sandboxName(), false, SbxScripts.shell(SbxScripts.SIGNAL,
+                    "sandbox4j-signal", List.of(callState, signal.shellName())), config.execCleanupTimeout());
+            if (reply.succeeded() && reply.stdout().contains(SbxScripts.SIGNAL_DONE)) {
+                return true;
+            }
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': the signal in sandbox " + sandbox.sandboxName()
+                    + " did not run (exit " + reply.exitCode() + (reply.timedOut() ? ", timed out" : "") + ": "
+                    + GuestText.quote(reply.stderr().strip()) + ")");
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, () -> "backend '" + name() + "': the signal in sandbox " + sandbox.sandboxName()
+                    + " failed: " + ErrorDetail.of(e));
+        }
+        return false;
+    }
+
+    /** The sbx exec clients of started processes, by sandbox name: a disposal here ends them at once. */
+    private final Map<String, Set<Process>> clients = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Records the client of a started process in {@code sandboxName}, until {@link #forgetClient}. */
+    void holdClient(String sandboxName, Process client) {
+        clients.computeIfAbsent(sandboxName, unused -> java.util.concurrent.ConcurrentHashMap.newKeySet()).add(client);
+    }
+
+    void forgetClient(String sandboxName, Process client) {
+        clients.computeIfPresent(sandboxName, (unused, held) -> {
+            held.remove(client);
+            return held.isEmpty() ? null : held;
+        });
+    }
+
+    /**
+     * Ends the clients of a sandbox just removed: each handle then sees its leader die by a signal
+     * while the sandbox is gone, which it reports as the disposal, whatever sbx does to a session
+     * whose sandbox it removed.
+     */
+    private void endClients(String sandboxName) {
+        Set<Process> held = clients.remove(sandboxName);
+        if (held != null) {
+            held.forEach(client -> {
+                client.descendants().forEach(ProcessHandle::destroyForcibly);
+                client.destroyForcibly();
+            });
+        }
     }
 
     /** Marks the instance retired where every process sharing the workspace root sees it. */
@@ -723,7 +790,12 @@ public final class SbxBackend implements SandboxBackend {
                         sealRules(candidate);
                     }
                     // Known before the removal, so an exec it ends says so at once (SandboxDisposed).
-                    disposals.removing(candidate, () -> gone[0] = cli.rm(candidate));
+                    disposals.removing(candidate, () -> {
+                        gone[0] = cli.rm(candidate);
+                        if (gone[0]) {
+                            endClients(candidate);
+                        }
+                    });
                     if (gone[0]) {
                         removed++;
                     }
@@ -761,7 +833,10 @@ public final class SbxBackend implements SandboxBackend {
         if (madeForAnAllowlist(sandboxName)) {
             sealRules(sandboxName);
         }
-        disposals.removing(sandboxName, () -> cli.rm(sandboxName));
+        disposals.removing(sandboxName, () -> {
+            cli.rm(sandboxName);
+            endClients(sandboxName);
+        });
         return true;
     }
 

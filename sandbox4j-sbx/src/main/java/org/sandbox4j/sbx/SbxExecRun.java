@@ -53,6 +53,21 @@ final class SbxExecRun {
         Ending(String reason) {
             this.reason = reason;
         }
+
+        /** The wrapper's marker line for this ending, newline included ({@link #NO_NONCE} has none). */
+        byte[] markerLine(String nonce) {
+            return ((reason == null ? nonce : nonce + " " + reason) + "\n").getBytes(StandardCharsets.US_ASCII);
+        }
+
+        /** The ending whose marker line {@code line} (newline included) is, if it is one. */
+        static java.util.Optional<Ending> ofMarkerLine(String nonce, byte[] line) {
+            for (Ending ending : values()) {
+                if (ending != NO_NONCE && Arrays.equals(ending.markerLine(nonce), line)) {
+                    return java.util.Optional.of(ending);
+                }
+            }
+            return java.util.Optional.empty();
+        }
     }
 
     /**
@@ -186,8 +201,7 @@ final class SbxExecRun {
                 if (ending == Ending.NO_NONCE) {
                     continue;
                 }
-                byte[] line = ((ending.reason == null ? nonce : nonce + " " + ending.reason) + "\n")
-                        .getBytes(StandardCharsets.US_ASCII);
+                byte[] line = ending.markerLine(nonce);
                 int at = lineAt(seen, line);
                 if (at >= 0) {
                     marker = ending;

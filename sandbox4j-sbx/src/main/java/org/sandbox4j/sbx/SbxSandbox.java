@@ -14,6 +14,11 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.EntryKind;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ProcessOptions;
+import org.sandbox4j.core.ProcessSignal;
+import org.sandbox4j.core.SandboxProcess;
+import org.sandbox4j.core.spi.GuestProcess;
+import org.sandbox4j.core.spi.HostProcess;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Sandbox;
@@ -43,6 +48,13 @@ final class SbxSandbox implements Sandbox {
     /** How a timed-out, over-cap or interrupted command was ended. */
     private static final String KILLED = "was killed with its process group";
     private static final int CALL_ID_BYTES = 12;
+    /**
+     * How long past its lifetime a started process's guest-side backstop waits: the host's own
+     * lifetime kill (one bounded sbx exec) comes first, and reports the timeout.
+     */
+    static final Duration BACKSTOP_GRACE = Duration.ofSeconds(30);
+    /** How long a client whose wrapper refused to start the command may take to end by itself. */
+    private static final Duration REFUSED_CLIENT_GRACE = Duration.ofSeconds(5);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(SbxSandbox.class.getName());
 
@@ -129,8 +141,7 @@ final class SbxSandbox implements Sandbox {
         requireLive();
         // Every guest program can use the network: an allowlist sandbox's rules are checked first.
         backend.checkEgress(this);
-        List<String> argv = command instanceof Command.Argv words ? words.words()
-                : List.of("sh", "-c", ((Command.Shell) command).line());
+        List<String> argv = argvOf(command);
         long start = System.nanoTime();
         String nonce = random(NONCE_BYTES);
         String callState = SbxScripts.CALL_STATE_PREFIX + random(CALL_ID_BYTES);
@@ -161,35 +172,141 @@ final class SbxSandbox implements Sandbox {
             throw outcome.capture().refusal(shellLine, ended)
                     .orElseGet(() -> ExecRefusals.timedOut(shellLine, options.timeout(), ended));
         }
-        switch (outcome.ending()) {
-            case STARTED:
-                // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
-                if (outcome.exitCode() >= SIGNALLED && backend.wasDisposedOf(this)) {
-                    throw disposedWhileRunning(shellLine);
-                }
-                return new ExecResult(outcome.capture().stdout(), outcome.capture().stderr(), outcome.exitCode(),
-                        Duration.ofNanos(System.nanoTime() - start));
-            case WORKING_DIRECTORY_MISSING:
-                throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
-            case WORKING_DIRECTORY_NOT_A_DIRECTORY:
-                throw ExecRefusals.workingDirectoryNotADirectory(options.workingDirectory());
-            case WORKING_DIRECTORY_UNENTERABLE:
-                throw ExecRefusals.workingDirectoryNotEnterable(options.workingDirectory());
-            case WRAPPER_FAILED:
-                throw new SandboxException("backend '" + backend.name() + "': the exec wrapper in sandbox " + name
-                        + " could not prepare " + GuestText.quote(shellLine) + " (find setsid, setpriv and sh, "
-                        + "decode its words, or make its state under " + SbxScripts.CALL_STATE_PREFIX + "); nothing "
-                        + "ran: check that the template has " + String.join(" ", SbxScripts.REQUIRED_COMMANDS)
-                        + " and a writable /tmp");
-            case UNBOUND:
-                throw new SandboxException("backend '" + backend.name() + "': the command's own namespace in "
-                        + "sandbox " + name + " could not bind the workspace at " + mountPoint + " ("
-                        + GuestText.quote(outcome.preamble().strip()) + "); nothing ran: check that the template "
-                        + "lets its user run 'unshare --user --mount --map-root-user mount --bind', or dispose of "
-                        + "the sandbox and acquire a fresh one");
-            default:
-                throw sbxFailed(outcome.preamble());
+        if (outcome.ending() != SbxExecRun.Ending.STARTED) {
+            throw notStarted(outcome.ending(), options.workingDirectory(), shellLine, outcome.preamble());
         }
+        // A kill's exit code on a sandbox disposed of meanwhile is not the command's word.
+        if (outcome.exitCode() >= SIGNALLED && backend.wasDisposedOf(this)) {
+            throw disposedWhileRunning(shellLine);
+        }
+        return new ExecResult(outcome.capture().stdout(), outcome.capture().stderr(), outcome.exitCode(),
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    private static List<String> argvOf(Command command) {
+        return command instanceof Command.Argv words ? words.words()
+                : List.of("sh", "-c", ((Command.Shell) command).line());
+    }
+
+    /** Why the wrapper ran nothing, as its marker line (or its missing nonce) said. */
+    private SandboxException notStarted(SbxExecRun.Ending ending, String workingDirectory, String shellLine,
+            String preamble) {
+        return switch (ending) {
+            case WORKING_DIRECTORY_MISSING -> ExecRefusals.workingDirectoryMissing(workingDirectory);
+            case WORKING_DIRECTORY_NOT_A_DIRECTORY -> ExecRefusals.workingDirectoryNotADirectory(workingDirectory);
+            case WORKING_DIRECTORY_UNENTERABLE -> ExecRefusals.workingDirectoryNotEnterable(workingDirectory);
+            case WRAPPER_FAILED -> new SandboxException("backend '" + backend.name() + "': the exec wrapper in sandbox "
+                    + name + " could not prepare " + GuestText.quote(shellLine) + " (find setsid, setpriv and sh, "
+                    + "decode its words, or make its state under " + SbxScripts.CALL_STATE_PREFIX + "); nothing "
+                    + "ran: check that the template has " + String.join(" ", SbxScripts.REQUIRED_COMMANDS)
+                    + " and a writable /tmp");
+            case UNBOUND -> new SandboxException("backend '" + backend.name() + "': the command's own namespace in "
+                    + "sandbox " + name + " could not bind the workspace at " + mountPoint + " ("
+                    + GuestText.quote(preamble.strip()) + "); nothing ran: check that the template "
+                    + "lets its user run 'unshare --user --mount --map-root-user mount --bind', or dispose of "
+                    + "the sandbox and acquire a fresh one");
+            default -> sbxFailed(preamble);
+        };
+    }
+
+    // ---------------------------------------------------------------- start
+
+    /**
+     * {@code sbx exec -i} of the wrapper as a started process ({@link HostProcess}): stdin is the
+     * client's, closed to end the command's input. It is started once the wrapper's marker line says
+     * so (a refusal of the working directory is thrown here, never an exit code). Signals and the
+     * tree kill go through a second {@code sbx exec} ({@link SbxScripts#SIGNAL}, {@link SbxScripts#KILL}),
+     * then the client is ended; a guest-side backstop ({@link #BACKSTOP_GRACE} past the lifetime)
+     * covers a host that went away.
+     */
+    @Override
+    public SandboxProcess start(Command command, ProcessOptions options) {
+        Objects.requireNonNull(command, "command");
+        Objects.requireNonNull(options, "options");
+        requireLive();
+        backend.checkEgress(this);
+        String nonce = random(NONCE_BYTES);
+        String callState = SbxScripts.CALL_STATE_PREFIX + random(CALL_ID_BYTES);
+        List<String> parameters = SbxScripts.wrapperParameters(nonce, callState, workspace.toString(), mountPoint,
+                options.workingDirectory(), backstopSeconds(options.lifetime()), options.environment(),
+                argvOf(command));
+        List<String> args = SbxCli.execArgs(name, false, true,
+                SbxScripts.shell(SbxScripts.WRAPPER, "sandbox4j-exec", parameters));
+        String shellLine = command.toShellLine();
+        GuestProcess handle = GuestProcess.reserve(backend.name(), name, shellLine, options);
+        boolean served = false;
+        try {
+            Process client;
+            try {
+                client = backend.cli().runner().start(args);
+            } catch (IOException e) {
+                throw ExecRefusals.couldNotStart(backend.name(), backend.config().sbxPath(),
+                        "install sbx, or name it with SbxConfig.builder().sbxPath(path)", e);
+            }
+            Optional<SbxProcessStart.Seen> seen;
+            try {
+                seen = SbxProcessStart.await(client, nonce, backend.config().commandTimeout());
+            } catch (InterruptedException e) {
+                stop(client, callState, false);
+                Thread.currentThread().interrupt();
+                throw ExecRefusals.interrupted(shellLine, "its start " + KILLED, e);
+            } catch (RuntimeException e) {
+                stop(client, callState, false);
+                throw e;
+            }
+            if (seen.isEmpty()) {
+                boolean killed = stop(client, callState, false);
+                throw new SandboxException("backend '" + backend.name() + "': sbx exec did not start "
+                        + GuestText.quote(shellLine) + " in sandbox " + name + " within " + backend.config()
+                        .commandTimeout().toSeconds() + " s; it " + KILLED + (killed ? "" : " (or, where that could "
+                        + "not run, the sandbox was retired)") + ": check the sandbox with 'sbx ls', or raise "
+                        + "SbxConfig.builder().commandTimeout");
+            }
+            if (seen.get().ending() != SbxExecRun.Ending.STARTED) {
+                endRefusedClient(client);
+                throw notStarted(seen.get().ending(), options.workingDirectory(), shellLine, seen.get().preamble());
+            }
+            backend.holdClient(name, client);
+            handle.whenEnded(() -> backend.forgetClient(name, client));
+            HostProcess.serve(handle, client, started -> stop(started, callState, true),
+                    (started, signal) -> signal(callState, signal, shellLine), () -> backend.wasDisposedOf(this));
+            served = true;
+            return handle;
+        } finally {
+            if (!served) {
+                // Nothing of it runs: its slot is given back.
+                handle.abandon();
+            }
+        }
+    }
+
+    /** The guest-side bound of a started process: its lifetime in whole seconds, rounded up, plus the grace. */
+    static long backstopSeconds(Duration lifetime) {
+        long seconds = lifetime.getSeconds() + (lifetime.getNano() > 0 ? 1 : 0);
+        return seconds + BACKSTOP_GRACE.toSeconds();
+    }
+
+    private void signal(String callState, ProcessSignal signal, String shellLine) {
+        if (backend.signalGroup(this, callState, signal)) {
+            return;
+        }
+        if (backend.wasDisposedOf(this)) {
+            throw disposedWhileRunning(shellLine);
+        }
+        throw new SandboxException("backend '" + backend.name() + "' could not send SIG" + signal.shellName() + " to "
+                + GuestText.quote(shellLine) + " in sandbox " + name + " (the second sbx exec that delivers it did "
+                + "not run); the process goes on: kill or close it, or check the sandbox with 'sbx ls'");
+    }
+
+    /** A client whose wrapper ran nothing ends by itself at once; it is ended here if it does not. */
+    private static void endRefusedClient(Process client) {
+        try {
+            client.waitFor(REFUSED_CLIENT_GRACE.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        client.descendants().forEach(ProcessHandle::destroyForcibly);
+        client.destroyForcibly();
     }
 
     private SandboxDisposed disposedWhileRunning(String shellLine) {
@@ -200,9 +317,18 @@ final class SbxSandbox implements Sandbox {
 
     /** Kills the call's process group in the guest, then the client; false when the kill could not run. */
     private boolean stop(Process process, String callState) {
-        boolean killed = backend.killGroup(this, callState);
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
+        return stop(process, callState, false);
+    }
+
+    /** {@link #stop(Process, String)}; {@code started}: a started process's, whose call state then goes too. */
+    private boolean stop(Process process, String callState, boolean started) {
+        boolean killed = backend.killGroup(this, callState, started);
+        // A client that already exited is left alone: destroying it closes its streams, and the tail of
+        // a started process's output (after its leader's exit) is still being read from them.
+        if (process.isAlive()) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }
         return killed;
     }
 

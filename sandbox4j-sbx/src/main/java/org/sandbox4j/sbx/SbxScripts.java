@@ -6,6 +6,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import org.sandbox4j.core.ProcessSignal;
 
 /**
  * The fixed {@code sh} scripts the backend runs in a guest. Each is a constant: whatever varies
@@ -21,6 +22,13 @@ final class SbxScripts {
     static final String UNBOUND = "unbound";
     /** The last line of the kill script, proving it ran. */
     static final String KILL_DONE = "sandbox4j-kill-done";
+    /** The last line of the signal script, proving it ran. */
+    static final String SIGNAL_DONE = "sandbox4j-signal-done";
+    /** The kill script's second parameter for a started process: remove the call state after the kill. */
+    static final String FORGET = "forget";
+    /** The signals the signal script sends, as {@code kill -s} names them; a case pattern. */
+    private static final String SIGNAL_NAMES = java.util.Arrays.stream(ProcessSignal.values())
+            .map(ProcessSignal::shellName).collect(java.util.stream.Collectors.joining("|"));
     /** The last line of the probe script, proving it ran. */
     static final String PROBE_DONE = "sandbox4j-probe-done";
     /** The probe's line naming a forwarded SSH agent socket. */
@@ -57,8 +65,9 @@ final class SbxScripts {
      * Runs one command in three stages, each the same script started again with the stage's
      * name: {@code $1} this script, {@code $2} the stage, {@code $3} nonce, {@code $4} call state
      * directory, {@code $5} the workspace as the guest mounts it, {@code $6} the mount point where
-     * the command sees it, {@code $7} working directory, {@code $8} how many environment words
-     * follow, then those ({@code NAME=value}) and the argv, each {@link #encode encoded}.
+     * the command sees it, {@code $7} working directory, {@code $8} a started process's lifetime
+     * backstop in seconds ({@code 0} for an exec), {@code $9} how many environment words follow,
+     * then those ({@code NAME=value}) and the argv, each {@link #encode encoded}.
      *
      * <p>sbx gives the mount capability only to Docker's own templates (the reference backend's
      * finding), so no command binds as root: {@code enter} makes a user and mount namespace of the
@@ -81,6 +90,12 @@ final class SbxScripts {
      * {@code shell} template's passwordless {@code sudo}, a setuid binary, does not work for the
      * workload) and a shell that execs the argv, so a missing or non-executable program is reported
      * as a shell does (127, 126), never in setpriv's words.
+     *
+     * <p>A started process (a backstop above 0) differs in two ways: where a {@code timeout} that
+     * takes {@code --foreground -s KILL} is there, it runs the command's leader and kills it once the
+     * backstop passes (the host's own lifetime comes first; this covers a host that went away), and
+     * once the leader ended the wrapper kills what stayed in its group, so a process ends with its
+     * tree even when nothing on the host asks.
      */
     static final String WRAPPER = String.join("\n",
             "self=$1; stage=$2; nonce=$3; state=$4; ws=$5; mp=$6; shift 6",
@@ -97,7 +112,7 @@ final class SbxScripts {
             "  run) ;;",
             "  *) exit " + CANNOT_RUN + " ;;",
             "esac",
-            "wd=$1; envs=$2; shift 2",
+            "wd=$1; life=$2; envs=$3; shift 3",
             "fail() { printf '%s %s\\n' \"$nonce\" \"$1\" >&2; exit " + CANNOT_RUN + "; }",
             "if ! cd -- \"$wd\" 2>/dev/null; then",
             "  if [ -d \"$wd\" ]; then fail " + WORKING_DIRECTORY_UNENTERABLE + "; elif [ -e \"$wd\" ]; then fail "
@@ -106,6 +121,13 @@ final class SbxScripts {
             // Found, and every word decoded, before the caller's environment is exported: its PATH is the command's.
             "run_setsid=$(command -v setsid) && run_setpriv=$(command -v setpriv) && run_sh=$(command -v sh) "
                     + "&& run_rm=$(command -v rm) || fail " + WRAPPER_FAILED,
+            // A started process's backstop: a timeout outside its group (--foreground: it kills only the leader,
+            // then the wrapper kills the group), where one that takes these flags is there.
+            "backstop=",
+            "if [ \"$life\" -gt 0 ] && run_timeout=$(command -v timeout) "
+                    + "&& \"$run_timeout\" --foreground -s KILL 1 \"$run_sh\" -c : 2>/dev/null; then",
+            "  backstop=1",
+            "fi",
             "decode() { v=$(printf '%s' \"${1#" + WORD_MARK + "}\" | base64 -d && printf x) || fail " + WRAPPER_FAILED
                     + "; v=${v%x}; }",
             "i=0",
@@ -121,36 +143,63 @@ final class SbxScripts {
             "export " + CALL_VARIABLE + "=\"$state\"",
             // The nonce line is the run's last word before the command's own: everything earlier is the wrapper's.
             // A shell exec's the argv, so a missing or non-executable program is reported as a shell does (127, 126).
-            "\"$run_setsid\" \"$run_sh\" -c 'echo $$ > \"$1/pgid\" || exit " + CANNOT_RUN + "; "
+            "set -- \"$run_setsid\" \"$run_sh\" -c 'echo $$ > \"$1/pgid\" || exit " + CANNOT_RUN + "; "
                     + "if [ -e \"$1/cancel\" ]; then exit 137; fi; printf \"%s\\n\" \"$2\" >&2; p=$3; h=$4; shift 4; "
                     + "exec \"$p\" --no-new-privs -- \"$h\" -c \"exec \\\"\\$@\\\"\" sandbox4j-argv \"$@\"' "
                     + "sandbox4j-run \"$state\" \"$nonce\" \"$run_setpriv\" \"$run_sh\" \"$@\"",
+            "if [ -n \"$backstop\" ]; then set -- \"$run_timeout\" --foreground -s KILL \"$life\" \"$@\"; fi",
+            "\"$@\"",
             "status=$?",
+            // A started process ends with its tree: what stayed in the leader's group goes with it.
+            "if [ \"$life\" -gt 0 ]; then",
+            "  pgid=; { read -r pgid < \"$state/pgid\"; } 2>/dev/null",
+            "  case \"$pgid\" in ''|*[!0-9]*) ;; *) kill -s KILL -- \"-$pgid\" 2>/dev/null ;; esac",
+            "fi",
             "\"$run_rm\" -rf \"$state\"",
             "exit $status");
 
     /**
-     * Kills one call's process group: {@code $1} the call state directory. It leaves the cancel
+     * Kills one call's process group: {@code $1} the call state directory, {@code $2}
+     * {@value #FORGET} to remove that directory afterwards (a started process). It leaves the cancel
      * file first, then reads the group id, so it and the wrapper cannot both miss each other.
      * Then it kills every process of its user whose environment carries the call's
-     * {@link #CALL_VARIABLE} (a process that left the group but kept its environment); a process
-     * that also clears its environment outlives it, and only disposal ends it.
+     * {@link #CALL_VARIABLE} (a process that left the group but kept its environment), stopping each
+     * as it is found and killing them all once none is left unstopped; a process that also clears its
+     * environment outlives it, and only disposal ends it.
      */
     static final String KILL = String.join("\n",
             "state=$1",
             "(umask 077; mkdir -p \"$state\") && : > \"$state/cancel\" || exit 1",
             "pgid=$(cat \"$state/pgid\" 2>/dev/null)",
             "case \"$pgid\" in ''|*[!0-9]*) ;; *) kill -s KILL -- \"-$pgid\" 2>/dev/null ;; esac",
+            // Stopped first, killed once all are found: a parent killed before its child cannot act on the
+            // child's death (a touch after its sleep), whatever order the pids come in.
+            "found=",
             "for pass in 1 2 3; do",
             "  for p in /proc/[0-9]*; do",
             "    pid=${p#/proc/}",
             "    [ \"$pid\" = \"$$\" ] && continue",
             "    case \"$(cat \"$p/environ\" 2>/dev/null)\" in",
-            "      *\"" + CALL_VARIABLE + "=$state\"*) kill -s KILL \"$pid\" 2>/dev/null ;;",
+            "      *\"" + CALL_VARIABLE + "=$state\"*) kill -s STOP \"$pid\" 2>/dev/null && found=\"$found $pid\" ;;",
             "    esac",
             "  done",
             "done",
+            "for pid in $found; do kill -s KILL \"$pid\" 2>/dev/null; done",
+            // A started process's kill comes after its start: its state is no longer needed as a cancel.
+            "if [ \"${2:-}\" = " + FORGET + " ]; then rm -rf \"$state\"; fi",
             "echo " + KILL_DONE);
+
+    /**
+     * Sends one signal to one call's process group: {@code $1} the call state directory,
+     * {@code $2} the signal's name, one of {@link ProcessSignal}'s (anything else sends nothing).
+     * Nothing once the group's leader ended and the wrapper removed the state.
+     */
+    static final String SIGNAL = String.join("\n",
+            "state=$1; sig=$2",
+            "case \"$sig\" in " + SIGNAL_NAMES + ") ;; *) exit 2 ;; esac",
+            "pgid=$(cat \"$state/pgid\" 2>/dev/null)",
+            "case \"$pgid\" in ''|*[!0-9]*) ;; *) kill -s \"$sig\" -- \"-$pgid\" 2>/dev/null ;; esac",
+            "echo " + SIGNAL_DONE);
 
     /**
      * Makes the mount point ({@code $1}) as root, once, at create: the one root step. It must not
@@ -184,11 +233,23 @@ final class SbxScripts {
         return WORD_MARK + Base64.getEncoder().encodeToString(word.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** The wrapper's parameters after {@code sh -c WRAPPER $0}, from its first stage on. */
+    /** The wrapper's parameters after {@code sh -c WRAPPER $0}, from its first stage on, for an exec. */
     static List<String> wrapperParameters(String nonce, String callState, String workspace, String mountPoint,
             String workingDirectory, Map<String, String> environment, List<String> argv) {
+        return wrapperParameters(nonce, callState, workspace, mountPoint, workingDirectory, 0, environment, argv);
+    }
+
+    /**
+     * The wrapper's parameters; {@code backstopSeconds} above 0 makes the run a started process's
+     * (its guest-side lifetime backstop, and its tree killed when its leader ends).
+     */
+    static List<String> wrapperParameters(String nonce, String callState, String workspace, String mountPoint,
+            String workingDirectory, long backstopSeconds, Map<String, String> environment, List<String> argv) {
+        if (backstopSeconds < 0) {
+            throw new IllegalArgumentException("a backstop is 0 (none) or positive, not " + backstopSeconds);
+        }
         List<String> parameters = new ArrayList<>(List.of(WRAPPER, ENTER, nonce, callState, workspace, mountPoint,
-                workingDirectory, Integer.toString(environment.size())));
+                workingDirectory, Long.toString(backstopSeconds), Integer.toString(environment.size())));
         environment.forEach((variable, value) -> {
             if (!ENVIRONMENT_NAME.matcher(variable).matches()) {
                 throw new IllegalArgumentException("the environment variable name '" + variable + "' cannot be set "

@@ -281,6 +281,9 @@ final class FakeSbx implements SbxRunner {
             box.mountPoint = command.get(4);
             return SbxReply.ok("");
         }
+        if (script.equals(SbxScripts.SIGNAL)) {
+            return local(command);
+        }
         if (script.equals(SbxScripts.KILL)) {
             if (killFails) {
                 return new SbxReply(-1, "", "", true);
@@ -325,7 +328,7 @@ final class FakeSbx implements SbxRunner {
         }
         List<String> argv = new ArrayList<>(args.subList(at + 1, args.size()));
         argv.set(0, "/bin/sh");
-        // argv: sh -c WRAPPER $0 WRAPPER enter nonce state workspace mountPoint workDir envCount words...
+        // argv: sh -c WRAPPER $0 WRAPPER enter nonce state workspace mountPoint workDir backstop envCount words...
         String nonce = argv.get(6);
         if (box.mountPoint == null || unboundExecs > 0) {
             if (unboundExecs > 0) {
@@ -339,8 +342,8 @@ final class FakeSbx implements SbxRunner {
         String mountPoint = argv.get(9);
         argv.set(5, "run");
         argv.set(10, mapped(argv.get(10), mountPoint, box.workspace));
-        int envs = Integer.parseInt(argv.get(11));
-        for (int i = 12 + envs; i < argv.size(); i++) {
+        int envs = Integer.parseInt(argv.get(12));
+        for (int i = 13 + envs; i < argv.size(); i++) {
             String word = decode(argv.get(i));
             argv.set(i, SbxScripts.encode(mapped(word, mountPoint, box.workspace)));
         }

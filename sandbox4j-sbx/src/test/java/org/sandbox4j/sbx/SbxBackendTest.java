@@ -69,7 +69,7 @@ class SbxBackendTest {
         assertThat(declarations.egressModes()).containsExactlyInAnyOrder(Egress.DENY_ALL, Egress.ALLOWLIST);
         assertThat(declarations.osFamilies()).containsExactly(OsFamily.POSIX);
         assertThat(declarations.capabilities()).containsExactlyInAnyOrder(Capability.EXEC, Capability.FILES_IN,
-                Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE);
+                Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE, Capability.INTERACTIVE_EXEC);
     }
 
     @Test
@@ -249,7 +249,7 @@ class SbxBackendTest {
                 "sandbox4j-exec", SbxScripts.WRAPPER, SbxScripts.ENTER);
         assertThat(exec.get(9)).startsWith(SbxScripts.CALL_STATE_PREFIX);
         Path workspace = FakeSbx.workspaceOf(fake.boxes.get(name(backend())));
-        assertThat(exec.subList(10, exec.size())).containsExactly(workspace.toString(), MOUNT, WORK, "0",
+        assertThat(exec.subList(10, exec.size())).containsExactly(workspace.toString(), MOUNT, WORK, "0", "0",
                 SbxScripts.encode("sh"), SbxScripts.encode("-c"),
                 SbxScripts.encode("cat in.txt; printf 'e\\n' >&2; exit 7"));
     }
@@ -264,6 +264,39 @@ class SbxBackendTest {
         assertThat(fake.calls.get(fake.calls.size() - 1).subList(0, 2)).containsExactly("exec", "-i");
         sandbox.exec(Command.argv("true"), ExecOptions.in(WORK, TIMEOUT));
         assertThat(fake.calls.get(fake.calls.size() - 1)).doesNotContain("-i");
+    }
+
+    @Test
+    void aStartedProcessIsAnInteractiveExecOfTheWrapperWithItsBackstopSignalledThroughASecondExec() {
+        Sandbox sandbox = backend().acquire(KEY, SPEC);
+        fake.clearCalls();
+        String state;
+        try (org.sandbox4j.core.SandboxProcess cat = sandbox.start(Command.argv("cat"),
+                org.sandbox4j.core.ProcessOptions.in(WORK, Duration.ofMillis(90_500)))) {
+            List<String> start = fake.calls.get(0);
+            // exec -i NAME sh -c WRAPPER $0 WRAPPER enter nonce state workspace mountPoint workDir backstop envs argv
+            assertThat(start.subList(0, 3)).containsExactly("exec", "-i", name(backend()));
+            state = start.get(10);
+            assertThat(state).startsWith(SbxScripts.CALL_STATE_PREFIX);
+            assertThat(start.subList(12, start.size())).containsExactly(MOUNT, WORK,
+                    Long.toString(91 + SbxSandbox.BACKSTOP_GRACE.toSeconds()), "0", SbxScripts.encode("cat"));
+            assertThat(cat.write("ping\n".getBytes(StandardCharsets.UTF_8), TIMEOUT)).isEqualTo(5);
+            StringBuilder echoed = new StringBuilder();
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            while (!echoed.toString().equals("ping\n") && System.nanoTime() < deadline) {
+                echoed.append(new String(cat.read(Duration.ofMillis(200)).stdout(), StandardCharsets.UTF_8));
+            }
+            assertThat(echoed).hasToString("ping\n");
+            cat.signal(org.sandbox4j.core.ProcessSignal.TERMINATE);
+            assertThat(cat.waitFor(TIMEOUT)).hasValue(128 + 15);
+            List<String> signal = fake.callsOf("exec").stream()
+                    .filter(call -> call.contains(SbxScripts.SIGNAL)).findFirst().orElseThrow();
+            assertThat(signal.subList(signal.size() - 2, signal.size())).containsExactly(state, "TERM");
+        }
+        // The leader's exit is followed by the kill of what it left, which forgets the call's state.
+        List<String> kill = fake.callsOf("exec").stream().filter(call -> call.contains(SbxScripts.KILL))
+                .reduce((first, second) -> second).orElseThrow();
+        assertThat(kill.subList(kill.size() - 2, kill.size())).containsExactly(state, SbxScripts.FORGET);
     }
 
     @Test
@@ -394,7 +427,7 @@ class SbxBackendTest {
         sandbox.remove("d/f", WORK, false);
         assertThat(sandbox.stat("d/f", WORK)).isEmpty();
         List<String> rm = fake.callsOf("exec").get(0);
-        assertThat(rm.subList(10, rm.size())).containsExactly(sandbox.workspace().toString(), MOUNT, "/", "0",
+        assertThat(rm.subList(10, rm.size())).containsExactly(sandbox.workspace().toString(), MOUNT, "/", "0", "0",
                 SbxScripts.encode("rm"),
                 SbxScripts.encode("-f"), SbxScripts.encode("--"), SbxScripts.encode(WORK + "/d/f"));
         sandbox.remove("d", WORK, true);

@@ -154,10 +154,24 @@ class SbxConformanceTest {
         Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "the sbx emulator needs host root");
     }
 
-    /** Every suite the backend declares, isolation included, with no exception. */
+    /**
+     * Every suite the backend declares, isolation included, with no exception; a developer may run
+     * only some, named in {@value #SUITES_PROPERTY} (comma-separated suite names, e.g.
+     * {@code -Dsandbox4j.tck.suites=INTERACTIVE_EXEC,INTERACTIVE_EXEC_DECLARED}).
+     */
     @TestFactory
     Stream<DynamicNode> everySuiteTheBackendDeclares() {
         assumeEmulator();
-        return Conformance.declaredTests(TARGET, Suites.all());
+        String named = System.getProperty(SUITES_PROPERTY, "").strip();
+        List<org.sandbox4j.testkit.tck.Suite> suites = Suites.all();
+        if (!named.isEmpty()) {
+            List<String> names = List.of(named.split(","));
+            suites = suites.stream().filter(suite -> names.contains(suite.name())).toList();
+            Assumptions.assumeFalse(suites.isEmpty(), "no suite is named " + named);
+        }
+        return Conformance.declaredTests(TARGET, suites);
     }
+
+    /** Names the suites {@link #everySuiteTheBackendDeclares} runs; unset, all of them. */
+    static final String SUITES_PROPERTY = "sandbox4j.tck.suites";
 }

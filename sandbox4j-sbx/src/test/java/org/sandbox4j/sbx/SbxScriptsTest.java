@@ -60,7 +60,7 @@ class SbxScriptsTest {
                 List.of("", "x"));
         assertThat(parameters).allSatisfy(word -> assertThat(word).isNotEmpty());
         assertThat(parameters).containsExactly(SbxScripts.WRAPPER, SbxScripts.ENTER, NONCE, "/tmp/x", "/ws", "/m",
-                "/m/w", "1", SbxScripts.encode("A="), "b", SbxScripts.encode("x"));
+                "/m/w", "0", "1", SbxScripts.encode("A="), "b", SbxScripts.encode("x"));
     }
 
     @Test
@@ -281,6 +281,133 @@ class SbxScriptsTest {
         Run kill = run(SbxScripts.KILL, List.of(state.toString()), Map.of());
         assertThat(kill.stdout()).contains(SbxScripts.KILL_DONE);
         assertThat(state.resolve("cancel")).exists();
+    }
+
+    @Test
+    void theKillScriptOfAStartedProcessForgetsItsState() throws Exception {
+        Path state = temp.resolve("call");
+        Run kill = run(SbxScripts.KILL, List.of(state.toString(), SbxScripts.FORGET), Map.of());
+        assertThat(kill.stdout()).contains(SbxScripts.KILL_DONE);
+        assertThat(state).doesNotExist();
+    }
+
+    /** The wrapper of a started process (a backstop of {@code backstop} s), not yet waited for. */
+    private Process startedProcess(Path state, long backstop, String line) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SbxScripts.WRAPPER, "sandbox4j-exec"));
+        argv.addAll(SbxScripts.wrapperParameters(NONCE, state.toString(), workspace.toString(), bound,
+                temp.toString(), backstop, Map.of(), List.of("/bin/sh", "-c", line)));
+        return new ProcessBuilder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    }
+
+    private static boolean alive(long pid) {
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    @Test
+    void aStartedProcessEndsWithWhatStayedInItsGroupWhenItsLeaderExits() throws Exception {
+        Path state = temp.resolve("call");
+        Path child = temp.resolve("child.pid");
+        Process wrapper = startedProcess(state, 60, "sleep 60 & echo $! > '" + child + "'; exit 4");
+        try {
+            assertThat(wrapper.waitFor(20, TimeUnit.SECONDS)).isTrue();
+            assertThat(wrapper.exitValue()).isEqualTo(4);
+            long pid = Long.parseLong(Files.readString(child).strip());
+            long gone = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (alive(pid) && System.nanoTime() < gone) {
+                Thread.sleep(20);
+            }
+            assertThat(alive(pid)).as("the leader's child").isFalse();
+            assertThat(state).doesNotExist();
+        } finally {
+            wrapper.destroyForcibly();
+        }
+    }
+
+    @Test
+    void anExecLeavesWhatItStartedInTheBackgroundAsBefore() throws Exception {
+        Path child = temp.resolve("child.pid");
+        Run exec = wrapper(bound, temp.toString(), Map.of(), List.of("/bin/sh", "-c",
+                "sleep 60 >/dev/null 2>&1 & echo $! > \"$0\"", child.toString()));
+        assertThat(exec.exit()).isZero();
+        long pid = Long.parseLong(Files.readString(child).strip());
+        try {
+            assertThat(alive(pid)).isTrue();
+        } finally {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    @Test
+    void aStartedProcessIsKilledByItsBackstopWhereTimeoutIsThere() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(new ProcessBuilder("sh", "-c",
+                "timeout --foreground -s KILL 1 true").start().waitFor() == 0, "no GNU timeout here");
+        Path state = temp.resolve("call");
+        long began = System.nanoTime();
+        Process wrapper = startedProcess(state, 1, "sleep 60");
+        try {
+            assertThat(wrapper.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(wrapper.exitValue()).isEqualTo(137);
+            assertThat(System.nanoTime() - began).isLessThan(TimeUnit.SECONDS.toNanos(20));
+        } finally {
+            wrapper.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aSignalToAStartedProcessReachesItsGroupAndItsExitCodeIsItsOwn() throws Exception {
+        Path state = temp.resolve("call");
+        Path child = temp.resolve("child.got");
+        // The leader waits for its child before it exits: its exit would end the child (the group is killed then).
+        Process wrapper = startedProcess(state, 60, "trap 'wait; exit 3' TERM; "
+                + "sh -c 'trap \"echo got > " + child + "; exit 0\" TERM; while :; do sleep 1; done' & "
+                + "while :; do sleep 1; done");
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!Files.exists(state.resolve("pgid")) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            Thread.sleep(300);
+            Run signal = run(SbxScripts.SIGNAL, List.of(state.toString(), "TERM"), Map.of());
+            assertThat(signal.stdout()).contains(SbxScripts.SIGNAL_DONE);
+            assertThat(wrapper.waitFor(20, TimeUnit.SECONDS)).isTrue();
+            assertThat(wrapper.exitValue()).isEqualTo(3);
+            long got = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!Files.exists(child) && System.nanoTime() < got) {
+                Thread.sleep(20);
+            }
+            assertThat(child).as("the same-group child got the signal too").exists();
+        } finally {
+            wrapper.destroyForcibly();
+        }
+    }
+
+    @Test
+    void theSignalScriptSendsOnlyTheSignalsACallerMayName() throws Exception {
+        Path state = Files.createDirectory(temp.resolve("call"));
+        Process sleeper = new ProcessBuilder("setsid", "sleep", "60").start();
+        try {
+            Files.writeString(state.resolve("pgid"), Long.toString(sleeper.pid()));
+            for (String refused : List.of("KILL", "9", "STOP", "TERM -1", "-TERM", "")) {
+                Run signal = run(SbxScripts.SIGNAL, List.of(state.toString(), refused), Map.of());
+                assertThat(signal.exit()).as(refused).isEqualTo(2);
+                assertThat(signal.stdout()).doesNotContain(SbxScripts.SIGNAL_DONE);
+            }
+            Thread.sleep(200);
+            assertThat(sleeper.isAlive()).isTrue();
+            Run signal = run(SbxScripts.SIGNAL, List.of(state.toString(), "USR1"), Map.of());
+            assertThat(signal.stdout()).contains(SbxScripts.SIGNAL_DONE);
+            assertThat(sleeper.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(sleeper.exitValue()).isEqualTo(128 + 10);
+        } finally {
+            sleeper.destroyForcibly();
+        }
+    }
+
+    @Test
+    void theSignalScriptSendsNothingOnceTheStateIsGone() throws Exception {
+        Run signal = run(SbxScripts.SIGNAL, List.of(temp.resolve("gone").toString(), "TERM"), Map.of());
+        assertThat(signal.stdout()).contains(SbxScripts.SIGNAL_DONE);
     }
 
     @Test

@@ -7,8 +7,10 @@ import java.util.Optional;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
+import org.sandbox4j.core.ProcessOptions;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxProcess;
 
 /**
  * A {@link Sandbox} that forwards every call to another one, in the style of Guava's
@@ -44,6 +46,11 @@ public abstract class ForwardingSandbox implements Sandbox {
     @Override
     public ExecResult exec(Command command, ExecOptions options) {
         return delegate.exec(command, options);
+    }
+
+    @Override
+    public SandboxProcess start(Command command, ProcessOptions options) {
+        return delegate.start(command, options);
     }
 
     @Override

@@ -18,11 +18,13 @@ import org.junit.jupiter.api.Test;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ProcessOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxProcess;
 import org.sandbox4j.core.SandboxSpec;
 
 /**
@@ -63,9 +65,9 @@ class ForwardingTest {
                 Sandbox.class.getClassLoader(), new Class<?>[] {Sandbox.class}, (proxy, method, arguments) ->
                         method.isDefault() ? InvocationHandler.invokeDefault(proxy, method, arguments)
                                 : method.invoke(delegate, arguments)));
-        assertThat(missed).hasSize(7).allSatisfy(problem -> assertThat(problem).contains("never reached"));
+        assertThat(missed).hasSize(8).allSatisfy(problem -> assertThat(problem).contains("never reached"));
         assertThat(String.join("\n", missed)).contains("stat", "readFile", "listDir(java.lang.String,java.lang.String)",
-                "listDir(java.lang.String,java.lang.String,int)", "remove", "mkdir", "relocatedWorkDir");
+                "listDir(java.lang.String,java.lang.String,int)", "remove", "mkdir", "relocatedWorkDir", "start");
     }
 
     /** Positive control: a forwarder that alters what it passes on is caught. */
@@ -156,6 +158,8 @@ class ForwardingTest {
             return Command.argv("echo", "argument-" + position);
         } else if (type == ExecOptions.class) {
             return ExecOptions.in("/work/options-" + position, Duration.ofSeconds(3));
+        } else if (type == ProcessOptions.class) {
+            return ProcessOptions.in("/work/process-options-" + position, Duration.ofSeconds(5));
         } else if (type == List.class) {
             return List.of("echo", "argument-" + position);
         } else if (type == SandboxKey.class) {
@@ -206,6 +210,9 @@ class ForwardingTest {
                 return Optional.of("answer");
             } else if (type == List.class) {
                 return List.of("answer");
+            } else if (type == SandboxProcess.class) {
+                return Proxy.newProxyInstance(SandboxProcess.class.getClassLoader(),
+                        new Class<?>[] {SandboxProcess.class}, (proxy, method, arguments) -> null);
             } else if (type == BackendDeclarations.class) {
                 return BackendDeclarations.builder(Isolation.MICROVM).build();
             } else if (type == Sandbox.class) {

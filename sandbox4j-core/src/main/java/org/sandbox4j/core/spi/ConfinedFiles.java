@@ -1,10 +1,12 @@
 package org.sandbox4j.core.spi;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.function.Function;
@@ -37,14 +39,23 @@ public abstract class ConfinedFiles<C> {
     /**
      * An entry as the backend's no-follow stat sees it.
      *
-     * @param kind what is there (a link is {@link EntryKind#SYMLINK}, never its target)
-     * @param size a regular file's size; empty when unknown (fails closed: never taken as 0)
+     * @param kind     what is there (a link is {@link EntryKind#SYMLINK}, never its target)
+     * @param size     a regular file's size; empty when unknown (fails closed: never taken as 0)
+     * @param mode     its permission bits ({@code st_mode & 07777}); empty when the backend cannot tell
+     * @param modified its modification time; empty when the backend cannot tell
      */
-    public record Stat(EntryKind kind, OptionalLong size) {
+    public record Stat(EntryKind kind, OptionalLong size, OptionalInt mode, Optional<Instant> modified) {
         public Stat {
             Objects.requireNonNull(kind, "kind");
             Objects.requireNonNull(size, "size");
+            Objects.requireNonNull(mode, "mode");
+            Objects.requireNonNull(modified, "modified");
             size = kind == EntryKind.FILE ? size : OptionalLong.empty();
+        }
+
+        /** What is there and, for a file, its size; mode and time unknown. */
+        public Stat(EntryKind kind, OptionalLong size) {
+            this(kind, size, OptionalInt.empty(), Optional.empty());
         }
 
         public static Stat of(EntryKind kind) {
@@ -53,6 +64,11 @@ public abstract class ConfinedFiles<C> {
 
         public static Stat file(long size) {
             return new Stat(EntryKind.FILE, OptionalLong.of(size));
+        }
+
+        /** This stat with the entry's permission bits and modification time. */
+        public Stat with(int modeBits, Instant modifiedAt) {
+            return new Stat(kind, size, OptionalInt.of(modeBits & SandboxEntry.MAX_MODE), Optional.of(modifiedAt));
         }
     }
 
@@ -245,12 +261,6 @@ public abstract class ConfinedFiles<C> {
     }
 
     private static SandboxEntry entry(String relative, Stat stat) {
-        return switch (stat.kind()) {
-            case FILE -> stat.size().isPresent() ? SandboxEntry.file(relative, stat.size().getAsLong())
-                    : SandboxEntry.fileOfUnknownSize(relative);
-            case DIRECTORY -> SandboxEntry.directory(relative);
-            case SYMLINK -> SandboxEntry.symlink(relative);
-            case OTHER -> SandboxEntry.other(relative);
-        };
+        return new SandboxEntry(relative, stat.kind(), stat.size(), stat.mode(), stat.modified());
     }
 }

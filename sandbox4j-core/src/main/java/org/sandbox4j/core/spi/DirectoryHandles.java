@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Optional;
@@ -40,10 +41,19 @@ public final class DirectoryHandles implements AutoCloseable {
                 + "(openat-relative, no-follow access), so " + withoutIt);
     }
 
-    /** The no-follow stat of {@code name} in the open {@code directory}; empty when nothing is there. */
+    /**
+     * The no-follow stat of {@code name} in the open {@code directory}; empty when nothing is there.
+     * {@link java.nio.file.attribute.PosixFileAttributes} (with the permission bits) where the
+     * platform offers them.
+     */
     public static Optional<BasicFileAttributes> attributes(SecureDirectoryStream<Path> directory, Path name)
             throws IOException {
         try {
+            PosixFileAttributeView posix = directory.getFileAttributeView(name, PosixFileAttributeView.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            if (posix != null) {
+                return Optional.of(posix.readAttributes());
+            }
             return Optional.of(directory.getFileAttributeView(name, BasicFileAttributeView.class,
                     LinkOption.NOFOLLOW_LINKS).readAttributes());
         } catch (NoSuchFileException absent) {

@@ -139,11 +139,13 @@ public final class ExecCapture {
     }
 
     private void deliver(ExecStream stream, byte[] chunk) {
-        if (listener.isEmpty()) {
-            return;
-        }
+        listener.ifPresent(receiver -> deliver(receiver, backendName, stream, chunk));
+    }
+
+    /** The one listener rule: hand it the chunk; a listener that throws is logged and the command goes on. */
+    static void deliver(ExecListener receiver, String backendName, ExecStream stream, byte[] chunk) {
         try {
-            listener.get().onOutput(stream, chunk);
+            receiver.onOutput(stream, chunk);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, () -> "backend '" + backendName + "': an exec listener threw, and the "
                     + "command goes on: " + ErrorDetail.of(e));

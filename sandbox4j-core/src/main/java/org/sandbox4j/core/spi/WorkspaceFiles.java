@@ -26,13 +26,17 @@ import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -575,7 +579,21 @@ public final class WorkspaceFiles extends ConfinedFiles<SecureDirectoryStream<Pa
 
     private static Stat statOf(BasicFileAttributes attributes) {
         EntryKind kind = kindOf(attributes);
-        return kind == EntryKind.FILE ? Stat.file(attributes.size()) : Stat.of(kind);
+        Stat stat = kind == EntryKind.FILE ? Stat.file(attributes.size()) : Stat.of(kind);
+        Instant modified = attributes.lastModifiedTime().toInstant();
+        if (attributes instanceof PosixFileAttributes posix) {
+            return stat.with(modeBits(posix.permissions()), modified);
+        }
+        return new Stat(stat.kind(), stat.size(), OptionalInt.empty(), Optional.of(modified));
+    }
+
+    /** The rwx bits Java's POSIX view gives (it has no view of set-user-id, set-group-id or sticky). */
+    private static int modeBits(Set<PosixFilePermission> permissions) {
+        int bits = 0;
+        for (PosixFilePermission permission : permissions) {
+            bits |= 0400 >> permission.ordinal();
+        }
+        return bits;
     }
 
     private static EntryKind kindOf(BasicFileAttributes attributes) {

@@ -96,15 +96,15 @@ public final class ExecSuite {
     /** The parallel execs exit with this plus their index. */
     static final int PARALLEL_EXIT_BASE = 10;
 
-    private static final String GIVEN_VARIABLE = "SANDBOX4J_TCK_GIVEN";
-    private static final String GIVEN_VALUE = "given value with spaces, 'quotes', \"doubles\", $(no expansion) and ünïcödé";
+    static final String GIVEN_VARIABLE = "SANDBOX4J_TCK_GIVEN";
+    static final String GIVEN_VALUE = "given value with spaces, 'quotes', \"doubles\", $(no expansion) and ünïcödé";
     private static final String HOSTILE_ARGUMENT = "a b$(echo injected)c";
     /** Run by a shell, unquoted or double-quoted, this would create a marker. */
     private static final String HOSTILE_WORD = "x; touch argv-injected; echo \"$(touch argv-injected-too)\" *";
     private static final List<String> INJECTION_MARKERS = List.of("argv-injected", "argv-injected-too");
 
     /** Prints {@code $1} lines of {@value #LINE_BYTES} bytes each: the line number right-aligned. */
-    private static final String LINES_SCRIPT =
+    static final String LINES_SCRIPT =
             "i=0; while [ \"$i\" -lt \"$1\" ]; do printf '%" + (LINE_BYTES - 1) + "d\\n' \"$i\"; i=$((i + 1)); done";
 
     /**
@@ -113,7 +113,7 @@ public final class ExecSuite {
      * seconds for all three markers. The parent stays: where the command is a PID namespace's init,
      * its exit alone would end the children.
      */
-    private static final String TREE_SCRIPT = String.join("\n",
+    static final String TREE_SCRIPT = String.join("\n",
             "( (sleep \"$1\"; touch \"$2\") & )",
             "setsid sh -c 'sleep \"$1\"; touch \"$2\"' tck-setsid \"$1\" \"$3\" &",
             "( trap '' TERM HUP INT; sleep \"$1\"; touch \"$4\" ) &",
@@ -121,7 +121,7 @@ public final class ExecSuite {
             "while [ \"$i\" -lt \"$5\" ] && ! { [ -e \"$2\" ] && [ -e \"$3\" ] && [ -e \"$4\" ]; }; do",
             "  sleep 1; i=$((i + 1))",
             "done");
-    private static final List<String> TREE_CHILDREN = List.of("double-forked", "setsid", "signal-ignoring");
+    static final List<String> TREE_CHILDREN = List.of("double-forked", "setsid", "signal-ignoring");
 
     private ExecSuite() {
     }
@@ -442,7 +442,7 @@ public final class ExecSuite {
         return Command.argv(argv);
     }
 
-    private static Command treeCommand(Duration childDelay, List<String> markers, Duration parentWait) {
+    static Command treeCommand(Duration childDelay, List<String> markers, Duration parentWait) {
         List<String> arguments = new ArrayList<>();
         arguments.add(Long.toString(childDelay.toSeconds()));
         arguments.addAll(markers);
@@ -450,7 +450,7 @@ public final class ExecSuite {
         return shellCommand(TREE_SCRIPT, arguments.toArray(String[]::new));
     }
 
-    private static List<String> markers(ProbeContext context, String prefix) {
+    static List<String> markers(ProbeContext context, String prefix) {
         return TREE_CHILDREN.stream().map(child -> context.paths().in(prefix + "-" + child)).toList();
     }
 
@@ -526,7 +526,7 @@ public final class ExecSuite {
     }
 
     /** Bytes whose pattern does not repeat on any power-of-two period (251 is prime). */
-    private static byte[] patternedBytes(int length) {
+    static byte[] patternedBytes(int length) {
         byte[] bytes = new byte[length];
         for (int i = 0; i < length; i++) {
             bytes[i] = (byte) ((i * 7 + i / 251) % 251);
@@ -534,7 +534,7 @@ public final class ExecSuite {
         return bytes;
     }
 
-    private static byte[] concat(byte[] first, byte[] second) {
+    static byte[] concat(byte[] first, byte[] second) {
         byte[] joined = new byte[first.length + second.length];
         System.arraycopy(first, 0, joined, 0, first.length);
         System.arraycopy(second, 0, joined, first.length, second.length);

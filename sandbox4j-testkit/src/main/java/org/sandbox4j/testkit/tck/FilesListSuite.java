@@ -3,6 +3,8 @@ package org.sandbox4j.testkit.tck;
 import static org.sandbox4j.testkit.tck.FileProbes.secretsIntact;
 import static org.sandbox4j.testkit.tck.FileProbes.utf8;
 
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -34,6 +36,9 @@ public final class FilesListSuite {
     private static final byte[] ALPHA = utf8("a\n");
     private static final byte[] CHARLIE = utf8("charlie, longer\n");
     private static final String EMPTY = "empty-dir";
+    private static final String STAMPED = "stamped";
+    private static final Instant FILE_TIME = Instant.parse("2020-01-02T03:04:05Z");
+    private static final Instant DIRECTORY_TIME = Instant.parse("2021-06-07T08:09:10Z");
 
     private FilesListSuite() {
     }
@@ -82,6 +87,10 @@ public final class FilesListSuite {
                                 "a listing with a depth lists the tree to that depth, each directory's entries after "
                                         + "it, and lists a linked directory as a link without entering it",
                                 FilesListSuite::aDeepListingEntersRealDirectoriesOnly),
+                        Probe.of("entries-carry-the-mode-and-time-the-guest-set",
+                                "a listed or stat'ed entry's mode and modification time, where the backend gives "
+                                        + "them, are the entry's own (a link's, not its target's)",
+                                FilesListSuite::entriesCarryTheModeAndTimeTheGuestSet),
                         Probe.of("listing-outside-is-refused",
                                 "listing the prefix-sharing sibling, relative or absolute, must be refused",
                                 FilesListSuite::listingOutsideIsRefused),
@@ -160,6 +169,33 @@ public final class FilesListSuite {
         secretsIntact(context);
     }
 
+    private static void entriesCarryTheModeAndTimeTheGuestSet(ProbeContext context) {
+        ConformancePaths paths = context.paths();
+        GuestSide guest = context.guest();
+        guest.plantFile(paths.in(STAMPED + "/file.txt"), ALPHA);
+        guest.stamp(paths.in(STAMPED + "/file.txt"), 0640, FILE_TIME);
+        guest.stamp(paths.in(STAMPED), 0750, DIRECTORY_TIME);
+        String wd = context.workingDirectory();
+        SandboxEntry directory = list(context, ".", wd).stream().filter(entry -> entry.path().equals(STAMPED))
+                .findFirst().orElseThrow(() -> new AssertionError("listing '.' does not name " + STAMPED));
+        SandboxEntry file = list(context, STAMPED, wd).stream().findFirst()
+                .orElseThrow(() -> new AssertionError("listing " + STAMPED + " is empty"));
+        holdsStamp(directory, 0750, DIRECTORY_TIME);
+        holdsStamp(file, 0640, FILE_TIME);
+        SandboxEntry link = list(context, LISTING, wd).stream().filter(entry -> entry.kind() == EntryKind.SYMLINK)
+                .findFirst().orElseThrow(() -> new AssertionError("listing " + LISTING + " names no link"));
+        link.modified().ifPresent(time -> Check.that(!time.equals(FILE_TIME) && !time.equals(DIRECTORY_TIME),
+                "the link " + link.path() + " was given a stamped entry's time"));
+        FileProbes.stillALink(context, paths.in(LISTING + "/delta-link"));
+    }
+
+    private static void holdsStamp(SandboxEntry entry, int mode, Instant modified) {
+        entry.mode().ifPresent(bits -> Check.equal(Integer.toOctalString(mode), Integer.toOctalString(bits),
+                "the mode of " + entry.path()));
+        entry.modified().ifPresent(time -> Check.equal(modified, time.truncatedTo(ChronoUnit.SECONDS),
+                "the modification time of " + entry.path()));
+    }
+
     private static void anEmptyDirectoryListsNothing(ProbeContext context) {
         control(context);
         Check.equal(List.of(), list(context, EMPTY, context.workingDirectory()), "listing " + EMPTY);
@@ -185,7 +221,8 @@ public final class FilesListSuite {
     }
 
     private static void aListingNamesItsLinks(ProbeContext context) {
-        List<SandboxEntry> listing = list(context, ".", context.workingDirectory());
+        List<SandboxEntry> listing = list(context, ".", context.workingDirectory()).stream()
+                .map(SandboxEntry::withoutAttributes).toList();
         for (String link : List.of("link-file", "link-dir")) {
             Check.that(listing.contains(SandboxEntry.symlink(link)), "listing '.' does not name " + link
                     + " as a link: " + listing);

@@ -42,4 +42,15 @@ public interface GuestSide {
         return Assumptions.abort("this guest side cannot read through a link (" + getClass().getSimpleName()
                 + " does not implement readThroughLinks)");
     }
+
+    /**
+     * Gives the entry at {@code absolutePath} (never a link's target) the permission bits {@code mode}
+     * and the modification time {@code modified} (whole seconds), as a guest's {@code chmod} and
+     * {@code touch} would: the probes of what a listing says of an entry compare with it. A guest side
+     * that cannot aborts (the probe is then skipped, with the reason), which is what this default does.
+     */
+    default void stamp(String absolutePath, int mode, java.time.Instant modified) {
+        Assumptions.abort("this guest side cannot set a mode and a time (" + getClass().getSimpleName()
+                + " does not implement stamp)");
+    }
 }

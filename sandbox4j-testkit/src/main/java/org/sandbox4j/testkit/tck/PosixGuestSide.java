@@ -1,7 +1,11 @@
 package org.sandbox4j.testkit.tck;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
@@ -78,6 +82,22 @@ public final class PosixGuestSide implements GuestSide {
     public byte[] readThroughLinks(String absolutePath) {
         return succeed("cat", "--", absolutePath).stdout();
     }
+
+    /** POSIX {@code chmod} and {@code touch -t} (in UTC: the guest's own zone may be any). */
+    @Override
+    public void stamp(String absolutePath, int mode, Instant modified) {
+        succeed("chmod", Integer.toOctalString(mode), absolutePath);
+        String stamp = TOUCH_TIME.format(modified.atOffset(ZoneOffset.UTC));
+        ExecResult touched = sandbox.exec(Command.argv("touch", "-t", stamp, absolutePath),
+                ExecOptions.in(ROOT, timeout).withEnvironment(Map.of("TZ", "UTC0")));
+        if (touched.exitCode() != 0) {
+            throw new IllegalStateException("guest command touch -t " + stamp + " " + absolutePath + " exited "
+                    + touched.exitCode() + ": " + touched.stderrText().strip());
+        }
+    }
+
+    /** {@code touch -t}'s [[CC]YY]MMDDhhmm[.SS]. */
+    private static final DateTimeFormatter TOUCH_TIME = DateTimeFormatter.ofPattern("yyyyMMddHHmm.ss");
 
     private boolean test(String script, String path) {
         return run(List.of("sh", "-c", script, "guest-side", path)).exitCode() == 0;

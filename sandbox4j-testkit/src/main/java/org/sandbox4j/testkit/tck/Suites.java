@@ -11,7 +11,8 @@ public final class Suites {
     /** Every suite, in the order they should run (EXEC last: a timeout may take its sandbox down). */
     public static List<Suite> all() {
         return List.of(filesIn(), filesOut(), filesList(), filesDelete(), lifecycle(), reclaim(), isolation(),
-                egressClosed(), egressDenyAll(), egressAllowlist(), hostile(), exec());
+                egressClosed(), egressDenyAll(), egressAllowlist(), interactive(), interactiveDeclared(), hostile(),
+                exec());
     }
 
     /** FILES_IN, FILES_OUT, FILES_LIST, FILES_DELETE, in that order. */
@@ -47,6 +48,19 @@ public final class Suites {
     /** The per-call reclaim helper's guards, quoting and refusal reporting, against a real guest. */
     public static Suite reclaim() {
         return ReclaimSuite.suite();
+    }
+
+    /**
+     * INTERACTIVE_EXEC: started processes are interactive, bounded, signalled and leave nothing running
+     * however they end. Before HOSTILE and EXEC: its disposal probe and kills must not meet a retired sandbox.
+     */
+    public static Suite interactive() {
+        return InteractiveSuite.suite();
+    }
+
+    /** INTERACTIVE_EXEC_DECLARED, for every backend that runs commands: start is refused exactly when undeclared. */
+    public static Suite interactiveDeclared() {
+        return InteractiveSuite.declarationSuite();
     }
 
     /** A guest attacking the host while the host works: disposal, FIFOs, huge directories, oversize transfers. */

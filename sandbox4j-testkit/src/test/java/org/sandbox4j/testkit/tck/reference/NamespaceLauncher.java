@@ -163,10 +163,15 @@ final class NamespaceLauncher {
      * line that is exactly the nonce and a reason counts, and only with the bootstrap's exit code.
      */
     static Optional<BootstrapFailure> bootstrapFailure(ExecResult result, String nonce) {
-        if (result.exitCode() != BOOTSTRAP_FAILED_EXIT) {
+        return bootstrapFailure(result.exitCode(), result.stderrText(), nonce);
+    }
+
+    /** {@link #bootstrapFailure(ExecResult, String)} from a launch's exit code and stderr. */
+    static Optional<BootstrapFailure> bootstrapFailure(int exitCode, String stderr, String nonce) {
+        if (exitCode != BOOTSTRAP_FAILED_EXIT) {
             return Optional.empty();
         }
-        for (String line : result.stderrText().split("\n", -1)) {
+        for (String line : stderr.split("\n", -1)) {
             if (line.startsWith(nonce + " ")) {
                 String reason = line.substring(nonce.length() + 1);
                 for (BootstrapFailure failure : BootstrapFailure.values()) {

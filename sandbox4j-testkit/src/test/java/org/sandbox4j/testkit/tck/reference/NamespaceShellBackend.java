@@ -52,7 +52,9 @@ import org.sandbox4j.core.SandboxSpec;
  * is the invoking user, mapped to root in a user namespace. Where the host allows it, a cgroup
  * {@code pids} limit
  * ({@value ProcessLimit#MAX_PROCESSES} processes per sandbox) keeps a fork bomb from taking the
- * machine down; it is a safety net, never declared. It exists to prove that the conformance probes
+ * machine down; it is a safety net, never declared. It declares {@code interactive_exec}: a started
+ * command runs below a starter that is its namespace's init, in a session of its own, on the kit's
+ * {@code GuestProcess} and {@code HostProcess}; disposing of a sandbox kills what it started. It exists to prove that the conformance probes
  * pass on an honest backend and fail on deliberately broken ones ({@link Flaw}); it declares
  * {@link Isolation#NONE} unless a test makes it lie.
  */
@@ -77,7 +79,14 @@ public final class NamespaceShellBackend implements SandboxBackend {
          */
         RUNS_AS_HOST_ROOT,
         /** {@code acquire} leaves the spec's work dir unmade: the first exec in it fails until something writes there. */
-        LEAVES_WORK_DIR_UNMADE
+        LEAVES_WORK_DIR_UNMADE,
+        /** {@code start} holds stdin until it is closed, then runs an exec and replays its output: nothing interactive. */
+        REPLAYS_EXEC,
+        /**
+         * {@code start} reads the command's stdout eagerly into a host buffer far larger than the window
+         * (bounded at {@link EagerOutput#BUFFER_BYTES}, so the test host survives the probe that shows it).
+         */
+        BUFFERS_WITHOUT_BOUND
     }
 
     /** The name of an honest instance; a flawed one appends its flaws. */
@@ -89,7 +98,8 @@ public final class NamespaceShellBackend implements SandboxBackend {
     /** A bound on making the work dir at acquire: a hang guard, not a performance bound. */
     private static final Duration WORK_DIR_BOUND = Duration.ofSeconds(30);
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
-            Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE));
+            Capability.EXEC, Capability.FILES_IN, Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE,
+            Capability.INTERACTIVE_EXEC));
 
     private final String name;
     private final Path sandboxesRoot;
@@ -102,6 +112,11 @@ public final class NamespaceShellBackend implements SandboxBackend {
     private final Map<String, Object> locksById = new ConcurrentHashMap<>();
     /** Only consulted with {@link Flaw#REMEMBERS_IN_MEMORY_ONLY}: what this instance created, by id. */
     private final Map<String, SandboxKey> createdHere = new ConcurrentHashMap<>();
+    /**
+     * The launchers of the processes each sandbox started through this instance, killed when it is
+     * disposed of (the process limit's group does that too, where this host has one).
+     */
+    private final Map<String, Set<Process>> startedById = new ConcurrentHashMap<>();
 
     /**
      * @param stateRoot         the host directory holding every sandbox's storage and ownership record
@@ -240,7 +255,9 @@ public final class NamespaceShellBackend implements SandboxBackend {
                 }
                 Optional<Path> processLimit =
                         ProcessLimit.procsFileFor(OwnershipRecord.processGroupOf(sandboxesRoot, id));
-                return new NamespaceShellSandbox(storage, processLimit, workBase, flaws, guestUser, launcher);
+                Set<Process> started = startedById.computeIfAbsent(id, ignored -> ConcurrentHashMap.newKeySet());
+                return new NamespaceShellSandbox(id, storage, record, processLimit, workBase, flaws, guestUser, launcher,
+                        started);
             } catch (IOException | UncheckedIOException e) {
                 throw new SandboxException("backend '" + name + "' could not create its sandbox: " + ErrorDetail.of(e), e);
             }
@@ -346,6 +363,11 @@ public final class NamespaceShellBackend implements SandboxBackend {
             createdHere.remove(id);
             try {
                 boolean existed = Files.deleteIfExists(sandboxDirectory.resolve(OwnershipRecord.FILE_NAME));
+                // After the record: a started process killed now finds its sandbox gone, so it ends as disposed of.
+                Set<Process> started = startedById.remove(id);
+                if (started != null) {
+                    started.forEach(Process::destroyForcibly);
+                }
                 HostTrees.deleteRecursively(sandboxDirectory, false);
                 ProcessLimit.remove(OwnershipRecord.processGroupOf(sandboxesRoot, id));
                 return existed;
