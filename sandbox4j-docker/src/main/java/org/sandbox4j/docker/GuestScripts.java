@@ -141,6 +141,10 @@ final class GuestScripts {
      */
     static final String KILL = String.join("\n",
             "token=$1; group=$2; self=$$; round=0",
+            // One grep over every environment (NUL-ended records) where grep has -z, not two forks per process:
+            // on gVisor under load those made a kill of a few dozen processes outlast its bound.
+            "fast=''",
+            "if printf 'x\\000' | grep -qzx x 2>/dev/null; then fast=1; fi",
             "while :; do",
             "  found=''",
             "  for d in /proc/[0-9]*; do",
@@ -153,10 +157,17 @@ final class GuestScripts {
             "    case $1 in Z|X) continue ;; esac",
             "    if [ -n \"$group\" ] && { [ \"$3\" = \"$group\" ] || [ \"$4\" = \"$group\" ]; }; then",
             "      found=\"$found $p\"",
-            "    elif tr '\\000' '\\n' 2>/dev/null <\"$d/environ\" | grep -qx \"" + EXEC_MARKER + "=$token\"; then",
+            "    elif [ -z \"$fast\" ] && tr '\\000' '\\n' 2>/dev/null <\"$d/environ\" | grep -qx \"" + EXEC_MARKER
+                    + "=$token\"; then",
             "      found=\"$found $p\"",
             "    fi",
             "  done",
+            "  if [ -n \"$fast\" ]; then",
+            "    for f in $(grep -l -s -z -x \"" + EXEC_MARKER + "=$token\" /proc/[0-9]*/environ); do",
+            "      p=${f#/proc/}; p=${p%/environ}",
+            "      [ \"$p\" = \"$self\" ] || found=\"$found $p\"",
+            "    done",
+            "  fi",
             "  [ -z \"$found\" ] && exit 0",
             "  kill -KILL $found 2>/dev/null",
             "  round=$((round + 1))",
