@@ -40,7 +40,7 @@ final class DockerRows implements AutoCloseable {
     private final String host;
     private final String image;
     private final Optional<Path> cli;
-    private final SandboxSpec spec = SandboxSpec.builder("bench").build();
+    private final SandboxSpec spec = BenchSpec.SPEC;
     private DockerBackend runc;
     private Sandbox warm;
     private DockerBackend runsc;

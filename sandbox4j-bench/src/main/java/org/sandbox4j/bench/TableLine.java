@@ -15,6 +15,11 @@ record TableLine(String row, String sandbox4j, String raw, String ratio, String 
                 target.met(sandbox4j, ratio));
     }
 
+    /** The measurement the next rows compare with. */
+    static TableLine baseline(String row, double millis) {
+        return new TableLine(row, formatMillis(millis), "(baseline)", "-", "-", "-");
+    }
+
     /** A measurement whose target is on sandbox4j's value alone (the raw value is for reading). */
     static TableLine absolute(String row, String sandbox4j, String raw, double value, Target target) {
         return new TableLine(row, sandbox4j, raw, "-", target.text(), target.met(value, Double.NaN));
