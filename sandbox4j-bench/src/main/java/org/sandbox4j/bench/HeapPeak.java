@@ -3,33 +3,39 @@ package org.sandbox4j.bench;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
  * How much heap one call took at its peak: after a GC, every heap pool's peak is reset; the call
  * runs; the sum of the pools' peaks less what was in use before is the answer. Pools peak at
- * different moments, so the sum may overstate, never understate.
+ * different moments, and a young pool's peak counts garbage not yet collected, so the sum may
+ * overstate what was live at once, never understate it; {@link #pools()} says where it went.
+ *
+ * @param bytes the sum of the pools' peaks less the heap in use before the call
+ * @param pools each pool's name and its peak less its use before, for reading
  */
-final class HeapPeak {
+record HeapPeak(long bytes, List<String> pools) {
 
-    private HeapPeak() {
-    }
+    private static final long KIB = 1024;
 
-    static long bytesAbove(Sample.Call call) throws Exception {
-        List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans().stream()
-                .filter(pool -> pool.getType() == MemoryType.HEAP)
-                .toList();
+    static HeapPeak of(Sample.Call call) throws Exception {
+        List<MemoryPoolMXBean> heap = ManagementFactory.getMemoryPoolMXBeans().stream()
+                .filter(pool -> pool.getType() == MemoryType.HEAP).toList();
         System.gc();
-        long before = 0;
-        for (MemoryPoolMXBean pool : pools) {
-            before += pool.getUsage().getUsed();
-            pool.resetPeakUsage();
+        long[] before = new long[heap.size()];
+        for (int i = 0; i < before.length; i++) {
+            before[i] = heap.get(i).getUsage().getUsed();
+            heap.get(i).resetPeakUsage();
         }
         call.run();
-        long peak = 0;
-        for (MemoryPoolMXBean pool : pools) {
-            peak += pool.getPeakUsage().getUsed();
+        long total = 0;
+        List<String> pools = new ArrayList<>();
+        for (int i = 0; i < before.length; i++) {
+            long above = heap.get(i).getPeakUsage().getUsed() - before[i];
+            total += above;
+            pools.add(heap.get(i).getName() + " +" + above / KIB + " KiB");
         }
-        return Math.max(0, peak - before);
+        return new HeapPeak(Math.max(0, total), List.copyOf(pools));
     }
 }

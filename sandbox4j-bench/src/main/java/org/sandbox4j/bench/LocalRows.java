@@ -136,10 +136,12 @@ final class LocalRows implements AutoCloseable {
         }
         ExecOptions wide = options.withOutputCap(STDOUT_BYTES);
         List<String> line = backend.launchCommand(warm, STDOUT, wide);
-        long through = HeapPeak.bytesAbove(() -> succeeded(warm.exec(STDOUT, wide)));
-        long direct = HeapPeak.bytesAbove(() -> RawProcess.drainStdout(RawProcess.bare(line)));
-        double perByte = through / (double) STDOUT_BYTES;
-        double directPerByte = direct / (double) STDOUT_BYTES;
+        HeapPeak through = HeapPeak.of(() -> succeeded(warm.exec(STDOUT, wide)));
+        HeapPeak direct = HeapPeak.of(() -> RawProcess.drainStdout(RawProcess.bare(line)));
+        System.err.println("side-by-side: heap peaks above the start, sandbox4j: " + through.pools() + "; bare: "
+                + direct.pools());
+        double perByte = through.bytes() / (double) STDOUT_BYTES;
+        double directPerByte = direct.bytes() / (double) STDOUT_BYTES;
         return TableLine.absolute("heap: peak per stdout byte", bytesPerByte(perByte), bytesPerByte(directPerByte),
                 perByte, HEAP_TARGET);
     }
