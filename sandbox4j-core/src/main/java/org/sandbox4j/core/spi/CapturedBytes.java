@@ -159,6 +159,11 @@ public final class CapturedBytes {
         return "CapturedBytes[" + size + " bytes]";
     }
 
+    /** The blocks' lengths, for tests of the sizing rule. */
+    int[] blockLengths() {
+        return Arrays.stream(blocks).mapToInt(block -> block.length).toArray();
+    }
+
     private int used(int block) {
         return block < blocks.length - 1 ? blocks[block].length : lastUsed;
     }
