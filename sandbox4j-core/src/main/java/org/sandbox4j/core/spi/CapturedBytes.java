@@ -30,7 +30,10 @@ public final class CapturedBytes {
     static final int ARRAY_HEADER_ALLOWANCE = 64;
     /** The first block's size: a command's whole output, most of the time. */
     static final int FIRST_BLOCK_BYTES = 8 * KIB - ARRAY_HEADER_ALLOWANCE;
-    /** The largest block: with its header, exactly 4 MiB (whole G1 regions of 1, 2 and 4 MiB; not humongous above). */
+    /**
+     * The largest block: with its header, just under 4 MiB, so it fills whole G1 regions of 1, 2 and
+     * 4 MiB to within a few bytes, and is under half of (not humongous in) a region of 8 MiB or more.
+     */
     static final int MAX_BLOCK_BYTES = 4 * KIB * KIB - ARRAY_HEADER_ALLOWANCE;
 
     private static final CapturedBytes EMPTY = new CapturedBytes(new byte[0][], 0);
