@@ -13,12 +13,12 @@ import java.util.Objects;
  * Bytes a command printed, held in the blocks they were read into. Nothing is copied on the way in
  * (a reader reads straight into the free end of the last block, see {@link ExecCapture#drain}) nor
  * on the way out through {@link #inputStream()} and {@link #transferTo}; {@link #toByteArray()} makes
- * the one copy a caller who wants an array asks for. Immutable: only the capture's {@link Builder}
- * fills blocks, and it gives them up when it builds. Equal by content.
+ * the one copy a caller who wants an array asks for. Immutable: only the capture's builder fills
+ * blocks, and it gives them up when it builds. Equal by content.
  *
  * <p>Why blocks and not one growing array: an array that grows copies all it holds each time it
  * grows, and trimming it copies it again, so a large output used to pass through the heap several
- * times. Blocks grow from {@value #FIRST_BLOCK_BYTES} bytes (most commands print little) to just
+ * times. Blocks grow from just under 8 KiB (most commands print little) to just
  * under 4 MiB, sized so that with an array's header they fill whole G1 regions of 1, 2 or 4 MiB and
  * stay under half of a larger region: an array one header past a region boundary would cost a
  * whole extra region, a "humongous" waste.
