@@ -1,38 +1,51 @@
 package org.sandbox4j.core.spi;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
 import org.sandbox4j.core.ExecListener;
 import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.ExecStream;
 
 /**
  * One exec's output as it arrives, for every backend: stdout and stderr kept apart under the one
  * cap they share ({@link ExecOptions#outputCapBytes()}; nothing is kept past it), each kept chunk
  * handed to the caller's listener (a listener that throws is logged and the command goes on), and
- * a reader's failure to hold what came recorded so no result is passed off as whole. Safe to feed
- * from several threads.
+ * a reader's failure to hold what came recorded so no result is passed off as whole. The two
+ * streams may be fed from two threads; each stream has one feeder at a time.
  *
  * <p>A backend that reads streams uses {@link #drain}; one that is handed frames uses
- * {@link #offer}. Either way {@link #refusal} says afterwards whether the output may be returned.
+ * {@link #offer}. Either way {@link #refusal} says afterwards whether the output may be returned,
+ * and {@link #result} returns it.
+ *
+ * <p>Free of copies for bulk output: {@link #drain} reads straight into the free end of the blocks
+ * the result will hold ({@link CapturedBytes}), and {@link #result} hands those blocks to the
+ * {@link ExecResult} as they are. A copy is made only for a listener (it is promised an array of its
+ * own), for {@link #offer}'s caller-owned chunks, and for {@link #stdout()}/{@link #stderr()}.
  */
 public final class ExecCapture {
 
-    /** The size a reader reads at once. */
-    public static final int CHUNK_BYTES = 8192;
+    /**
+     * The most a reader reads at once: a Linux pipe's default capacity, so a read gets all a full pipe
+     * holds (the JDK stages a read of more than 8 KiB in a native buffer of the size asked, and this
+     * one stays small enough to come from malloc's arena).
+     */
+    public static final int CHUNK_BYTES = 64 * 1024;
 
     private static final System.Logger LOG = System.getLogger(ExecCapture.class.getName());
 
     private final long cap;
     private final Optional<ExecListener> listener;
     private final String backendName;
-    private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    private final CapturedBytes.Builder stdout = new CapturedBytes.Builder();
+    private final CapturedBytes.Builder stderr = new CapturedBytes.Builder();
     private long kept;
     private boolean capExceeded;
+    /** Set once {@link #result} took the output: nothing more is kept. */
+    private ExecResult taken;
     private volatile Throwable hostFailure;
 
     public ExecCapture(ExecOptions options, String backendName) {
@@ -42,35 +55,28 @@ public final class ExecCapture {
     }
 
     /**
-     * Keeps as much of {@code chunk[offset, offset + length)} as the shared cap still allows and
-     * hands that to the listener.
+     * Keeps as much of {@code chunk[offset, offset + length)} as the shared cap still allows (a copy:
+     * the chunk stays the caller's) and hands that to the listener.
      *
      * @return whether all of it fit; {@code false} marks the cap exceeded or the host's memory
      *         exhausted (stop the command)
      */
     public boolean offer(ExecStream stream, byte[] chunk, int offset, int length) {
-        byte[] taken;
+        int accepted;
         try {
             synchronized (this) {
-                long room = cap - kept;
-                int accepted = (int) Math.min(room, length);
-                if (accepted < length) {
-                    capExceeded = true;
+                accepted = admit(length);
+                if (accepted > 0) {
+                    builder(stream).append(chunk, offset, accepted, room() + accepted);
                 }
-                if (accepted <= 0) {
-                    return accepted == length;
-                }
-                taken = Arrays.copyOfRange(chunk, offset, offset + accepted);
-                (stream == ExecStream.STDOUT ? stdout : stderr).writeBytes(taken);
-                kept += accepted;
             }
         } catch (OutOfMemoryError exhausted) {
             // Keeping more was impossible: the command must be stopped, and nothing returned as whole.
             hostFailure = exhausted;
             return false;
         }
-        deliver(stream, taken);
-        return taken.length == length;
+        deliver(stream, chunk, offset, accepted);
+        return accepted == length;
     }
 
     /** {@link #offer(ExecStream, byte[], int, int)} of a whole array. */
@@ -79,17 +85,47 @@ public final class ExecCapture {
     }
 
     /**
-     * Reads {@code source} until it ends or the cap is exceeded, then closes it. A read that fails
-     * (the process was killed under the reader) ends the read; what was read is kept. When the cap
-     * is exceeded or the host cannot hold what came, {@code stop} runs, so the command does not
-     * run on unread (or die of SIGPIPE).
+     * Reads {@code source} until it ends or the cap is exceeded, then closes it. Each read lands in
+     * the free end of the stream's last block, at most {@link #CHUNK_BYTES} at once; once the cap is
+     * reached, one more byte is read into a scratch byte to tell an output that ends exactly at the
+     * cap from one that goes past it. A read that fails (the process was killed under the reader)
+     * ends the read; what was read is kept. When the cap is exceeded or the host cannot hold what
+     * came, {@code stop} runs, so the command does not run on unread (or die of SIGPIPE).
      */
     public void drain(InputStream source, ExecStream stream, Runnable stop) {
-        byte[] chunk = new byte[CHUNK_BYTES];
+        CapturedBytes.Builder into = builder(stream);
+        byte[] beyondCap = new byte[1];
         try (source) {
-            int read;
-            while ((read = source.read(chunk)) >= 0) {
-                if (!offer(stream, chunk, 0, read)) {
+            while (true) {
+                byte[] block;
+                int at;
+                int want;
+                synchronized (this) {
+                    long room = room();
+                    if (room > 0) {
+                        block = into.blockWithRoom(room);
+                        at = into.filled();
+                        want = Math.min(CHUNK_BYTES, block.length - at);
+                    } else {
+                        block = beyondCap;
+                        at = 0;
+                        want = 1;
+                    }
+                }
+                // Read outside the lock: the other stream's reader and the caller's accessors go on.
+                int read = source.read(block, at, want);
+                if (read < 0) {
+                    return;
+                }
+                int accepted;
+                synchronized (this) {
+                    accepted = admit(read);
+                    if (accepted > 0) {
+                        into.commit(accepted);
+                    }
+                }
+                deliver(stream, block, at, accepted);
+                if (accepted < read) {
                     stop.run();
                     return;
                 }
@@ -130,16 +166,55 @@ public final class ExecCapture {
         return Optional.empty();
     }
 
+    /**
+     * The command's result, holding the very blocks its output was read into (no copy). Call it once
+     * the streams ended and {@link #refusal} is empty; from then on nothing more is kept, and a
+     * second call returns the same result.
+     */
+    public synchronized ExecResult result(int exitCode, Duration elapsed) {
+        if (taken == null) {
+            taken = ExecResult.captured(stdout.build(), stderr.build(), exitCode, elapsed);
+        }
+        return taken;
+    }
+
+    /** A copy of the standard output kept so far. */
     public synchronized byte[] stdout() {
-        return stdout.toByteArray();
+        return taken != null ? taken.stdout() : stdout.toByteArray();
     }
 
+    /** A copy of the standard error kept so far. */
     public synchronized byte[] stderr() {
-        return stderr.toByteArray();
+        return taken != null ? taken.stderr() : stderr.toByteArray();
     }
 
-    private void deliver(ExecStream stream, byte[] chunk) {
-        listener.ifPresent(receiver -> deliver(receiver, backendName, stream, chunk));
+    /** The one cap rule: how much of {@code length} more bytes is kept; past the cap the capture is exceeded. */
+    private int admit(int length) {
+        assert Thread.holdsLock(this);
+        if (taken != null) {
+            return 0;
+        }
+        int accepted = (int) Math.min(room(), length);
+        if (accepted < length) {
+            capExceeded = true;
+        }
+        kept += accepted;
+        return accepted;
+    }
+
+    private long room() {
+        return cap - kept;
+    }
+
+    private CapturedBytes.Builder builder(ExecStream stream) {
+        return stream == ExecStream.STDOUT ? stdout : stderr;
+    }
+
+    private void deliver(ExecStream stream, byte[] bytes, int offset, int length) {
+        if (length > 0) {
+            listener.ifPresent(receiver -> deliver(receiver, backendName, stream,
+                    Arrays.copyOfRange(bytes, offset, offset + length)));
+        }
     }
 
     /** The one listener rule: hand it the chunk; a listener that throws is logged and the command goes on. */

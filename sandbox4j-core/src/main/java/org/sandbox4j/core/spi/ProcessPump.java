@@ -78,8 +78,7 @@ public final class ProcessPump {
             if (refused.isPresent()) {
                 throw refused.get();
             }
-            return new ExecResult(capture.stdout(), capture.stderr(), process.exitValue(),
-                    Duration.ofNanos(System.nanoTime() - startNanos));
+            return capture.result(process.exitValue(), Duration.ofNanos(System.nanoTime() - startNanos));
         } catch (InterruptedException e) {
             killTree();
             Thread.currentThread().interrupt();
