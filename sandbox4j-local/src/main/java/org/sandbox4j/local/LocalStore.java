@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -87,9 +88,13 @@ final class LocalStore {
     }
 
     private final Path root;
+    private final SandboxIndex index;
+    /** How many times the whole root was listed (a seam for tests: acquire and dispose never list it). */
+    private final AtomicLong rootListings = new AtomicLong();
 
     private LocalStore(Path root) {
         this.root = root;
+        this.index = SandboxIndex.in(root);
     }
 
     /**
@@ -103,6 +108,7 @@ final class LocalStore {
             makeOwnerOnly(stateRoot.toAbsolutePath().normalize());
             makeOwnerOnly(root);
             makeOwnerOnly(root.resolve(LOCKS));
+            makeOwnerOnly(root.resolve(SandboxIndex.DIRECTORY));
             Path probe = Files.createTempFile(root, ".probe-", "");
             Files.delete(probe);
         } catch (IOException | UnsupportedOperationException e) {
@@ -110,7 +116,38 @@ final class LocalStore {
                     + ErrorDetail.of(e) + "; give it a directory this user can write (stateRoot(...) on the "
                     + "builder, or set XDG_STATE_HOME)", e);
         }
-        return new LocalStore(root);
+        LocalStore store = new LocalStore(root);
+        store.indexIfNeeded();
+        return store;
+    }
+
+    /**
+     * Indexes every record of a state root written before the index (or whose index was lost),
+     * once: later sandboxes are indexed as they are made.
+     */
+    private void indexIfNeeded() {
+        if (index.ready()) {
+            return;
+        }
+        try {
+            for (SandboxRecord record : records()) {
+                locked(record.id(), () -> {
+                    record(record.id()).ifPresent(current -> {
+                        try {
+                            index.add(SandboxIndex.entryOf(current));
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
+                    return null;
+                });
+            }
+            index.markReady();
+        } catch (IOException | RuntimeException e) {
+            // Not ready: the next backend tries again, and the reaper adds what is missing meanwhile.
+            LOG.log(System.Logger.Level.WARNING, () -> "could not index the sandboxes under " + root + ": "
+                    + ErrorDetail.of(e));
+        }
     }
 
     private static void makeOwnerOnly(Path directory) throws IOException {
@@ -124,6 +161,15 @@ final class LocalStore {
 
     Path root() {
         return root;
+    }
+
+    SandboxIndex index() {
+        return index;
+    }
+
+    /** How many times this store listed its whole root (records, debris): for tests. */
+    long rootListings() {
+        return rootListings.get();
     }
 
     Path directory(String id) {
@@ -214,13 +260,17 @@ final class LocalStore {
     Path create(SandboxRecord record, IoConsumer populate) throws IOException {
         Path building = root.resolve(BUILDING + UUID.randomUUID());
         Files.createDirectory(building);
+        SandboxIndex.Entry entry = SandboxIndex.entryOf(record);
         try {
             populate.accept(building);
             record.write(building);
+            // Indexed before it can be found: whoever finds the sandbox finds its entry.
+            index.add(entry);
             Path target = directory(record.id());
             Files.move(building, target, StandardCopyOption.ATOMIC_MOVE);
             return target;
         } catch (IOException | RuntimeException e) {
+            index.remove(entry);
             deleteTree(building);
             throw e;
         }
@@ -228,6 +278,7 @@ final class LocalStore {
 
     /** Every readable record under this store. */
     List<SandboxRecord> records() {
+        rootListings.incrementAndGet();
         List<SandboxRecord> found = new ArrayList<>();
         try (Stream<Path> children = Files.list(root)) {
             children.filter(path -> path.getFileName().toString().startsWith("sbx-"))
@@ -250,6 +301,7 @@ final class LocalStore {
 
     /** Leftovers of builds and removals a crash interrupted. */
     List<Path> debris() {
+        rootListings.incrementAndGet();
         List<Path> found = new ArrayList<>();
         try (Stream<Path> children = Files.list(root)) {
             children.filter(path -> {
@@ -273,6 +325,8 @@ final class LocalStore {
         Path removing = root.resolve(REMOVING + UUID.randomUUID());
         try {
             Files.move(directory, removing, StandardCopyOption.ATOMIC_MOVE);
+            // Unindexed once no one can find it by its id: never before.
+            SandboxRecord.read(removing).map(SandboxIndex::entryOf).ifPresent(index::remove);
             return Optional.of(removing);
         } catch (NoSuchFileException gone) {
             return Optional.empty();
