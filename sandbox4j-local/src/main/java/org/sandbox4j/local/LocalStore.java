@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -89,8 +88,11 @@ final class LocalStore {
 
     private final Path root;
     private final SandboxIndex index;
-    /** How many times the whole root was listed (a seam for tests: acquire and dispose never list it). */
-    private final AtomicLong rootListings = new AtomicLong();
+    /**
+     * How many times each thread listed the whole root: a seam for tests that acquire and dispose
+     * never do (per thread, so the reaper's own listings do not count).
+     */
+    private final ThreadLocal<long[]> rootListings = ThreadLocal.withInitial(() -> new long[1]);
 
     private LocalStore(Path root) {
         this.root = root;
@@ -167,9 +169,9 @@ final class LocalStore {
         return index;
     }
 
-    /** How many times this store listed its whole root (records, debris): for tests. */
-    long rootListings() {
-        return rootListings.get();
+    /** How many times the calling thread listed this store's whole root (records, debris): for tests. */
+    long rootListingsByThisThread() {
+        return rootListings.get()[0];
     }
 
     Path directory(String id) {
@@ -278,7 +280,7 @@ final class LocalStore {
 
     /** Every readable record under this store. */
     List<SandboxRecord> records() {
-        rootListings.incrementAndGet();
+        rootListings.get()[0]++;
         List<SandboxRecord> found = new ArrayList<>();
         try (Stream<Path> children = Files.list(root)) {
             children.filter(path -> path.getFileName().toString().startsWith("sbx-"))
@@ -301,7 +303,7 @@ final class LocalStore {
 
     /** Leftovers of builds and removals a crash interrupted. */
     List<Path> debris() {
-        rootListings.incrementAndGet();
+        rootListings.get()[0]++;
         List<Path> found = new ArrayList<>();
         try (Stream<Path> children = Files.list(root)) {
             children.filter(path -> {

@@ -24,6 +24,7 @@ public final class FleetCostMain {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final String WORK = SandboxSpec.DEFAULT_WORK_DIR;
+    private static final int WARM_UP = 5;
 
     private FleetCostMain() {
     }
@@ -41,8 +42,8 @@ public final class FleetCostMain {
                 for (; held < count; held++) {
                     backend.acquire(key("held-" + held), spec).exec(Command.argv("/bin/true"), options);
                 }
-                // Warm up once, then measure.
-                measure(backend, spec, options, "warm", 1);
+                // Warm up, then measure.
+                measure(backend, spec, options, "warm-" + count, WARM_UP);
                 long[][] both = measure(backend, spec, options, "round-" + count, rounds);
                 System.out.printf("held=%d rounds=%d acquire+first-exec median=%.1f ms dispose median=%.1f ms%n",
                         count, rounds, median(both[0]), median(both[1]));
