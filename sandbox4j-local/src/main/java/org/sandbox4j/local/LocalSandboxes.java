@@ -87,9 +87,10 @@ final class LocalSandboxes {
             try {
                 held.add(id);
                 Path directory;
-                boolean made = store.record(id).isEmpty();
+                Optional<SandboxRecord> existing = store.record(id);
+                boolean made = existing.isEmpty();
                 if (!made) {
-                    store.record(id).get().renewed(lease).write(store.directory(id));
+                    existing.get().renewed(lease).write(store.directory(id));
                     directory = store.directory(id);
                 } else {
                     directory = store.create(SandboxRecord.fresh(id, key, kind, fingerprint, lease), building -> {
@@ -227,7 +228,7 @@ final class LocalSandboxes {
         for (SandboxRecord record : records) {
             SandboxIndex.Entry entry = SandboxIndex.entryOf(record);
             recorded.add(entry);
-            if (!indexed.contains(entry)) {
+            if (!indexed.contains(entry) && SandboxIndex.wellFormed(entry)) {
                 lockedQuietly(record.id(), () -> {
                     store.record(record.id()).map(SandboxIndex::entryOf).filter(entry::equals).ifPresent(current -> {
                         try {

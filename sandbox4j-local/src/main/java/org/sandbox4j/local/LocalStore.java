@@ -133,6 +133,9 @@ final class LocalStore {
         }
         try {
             for (SandboxRecord record : records()) {
+                if (!SandboxIndex.wellFormed(SandboxIndex.entryOf(record))) {
+                    continue; // garbled: no conversation's hashes find it, and the reaper judges it by its owner
+                }
                 locked(record.id(), () -> {
                     record(record.id()).ifPresent(current -> {
                         try {

@@ -127,7 +127,7 @@ final class SandboxIndex {
         if (!HASH.matcher(scopeHash).matches() || !HASH.matcher(threadHash).matches()) {
             return Optional.empty();
         }
-        return names(threadDirectory(scopeHash, threadHash), ID);
+        return names(threadDirectory(scopeHash, threadHash), ID, MAX_ENTRIES);
     }
 
     /** Every entry under the scope {@code scopeHash}; empty when the index cannot answer. */
@@ -135,7 +135,7 @@ final class SandboxIndex {
         if (!HASH.matcher(scopeHash).matches()) {
             return Optional.empty();
         }
-        Optional<List<String>> threads = names(root.resolve(scopeHash), HASH);
+        Optional<List<String>> threads = names(root.resolve(scopeHash), HASH, MAX_ENTRIES);
         if (threads.isEmpty()) {
             return Optional.empty();
         }
@@ -150,11 +150,15 @@ final class SandboxIndex {
         return Optional.of(entries);
     }
 
-    /** Every entry in the index, for the reaper (which walks everything anyway); unreadable parts are skipped. */
+    /**
+     * Every entry in the index, for the reaper, which walks every record anyway: it has a scope
+     * directory per conversation scope, so it is not held to {@link #MAX_ENTRIES}; unreadable parts
+     * are skipped.
+     */
     List<Entry> all() {
         List<Entry> entries = new ArrayList<>();
-        for (String scope : names(root, HASH).orElse(List.of())) {
-            for (String thread : names(root.resolve(scope), HASH).orElse(List.of())) {
+        for (String scope : names(root, HASH, Integer.MAX_VALUE).orElse(List.of())) {
+            for (String thread : names(root.resolve(scope), HASH, Integer.MAX_VALUE).orElse(List.of())) {
                 ids(scope, thread).orElse(List.of()).forEach(id -> entries.add(new Entry(scope, thread, id)));
             }
         }
@@ -166,11 +170,11 @@ final class SandboxIndex {
     }
 
     /**
-     * The names in {@code directory} that match {@code shape} (others are ignored), at most
-     * {@link #MAX_ENTRIES}; an empty list when it does not exist, empty when it has too many
-     * names, cannot be read, or is not a directory (a link is not followed).
+     * The names in {@code directory} that match {@code shape} (others are ignored); an empty list
+     * when it does not exist, empty when it has more than {@code limit} names, cannot be read, or
+     * is not a directory (a link is not followed).
      */
-    private static Optional<List<String>> names(Path directory, Pattern shape) {
+    private static Optional<List<String>> names(Path directory, Pattern shape, int limit) {
         try {
             if (!Files.readAttributes(directory, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isDirectory()) {
                 return Optional.empty();
@@ -184,9 +188,9 @@ final class SandboxIndex {
         int read = 0;
         try (DirectoryStream<Path> children = Files.newDirectoryStream(directory)) {
             for (Path child : children) {
-                if (++read > MAX_ENTRIES) {
+                if (++read > limit) {
                     LOG.log(System.Logger.Level.WARNING, () -> "the sandbox index " + directory + " holds more than "
-                            + MAX_ENTRIES + " names: answering from the records instead");
+                            + limit + " names: answering from the records instead");
                     return Optional.empty();
                 }
                 String name = child.getFileName().toString();
@@ -212,7 +216,8 @@ final class SandboxIndex {
         }
     }
 
-    private static boolean wellFormed(Entry entry) {
+    /** Whether {@code entry} can be indexed: hex digests and a sandbox id (a garbled record's cannot). */
+    static boolean wellFormed(Entry entry) {
         return HASH.matcher(entry.scopeHash()).matches() && HASH.matcher(entry.threadHash()).matches()
                 && ID.matcher(entry.id()).matches();
     }

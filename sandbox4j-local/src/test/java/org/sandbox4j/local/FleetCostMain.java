@@ -44,9 +44,10 @@ public final class FleetCostMain {
                 }
                 // Warm up, then measure.
                 measure(backend, spec, options, "warm-" + count, WARM_UP);
-                long[][] both = measure(backend, spec, options, "round-" + count, rounds);
-                System.out.printf("held=%d rounds=%d acquire+first-exec median=%.1f ms dispose median=%.1f ms%n",
-                        count, rounds, median(both[0]), median(both[1]));
+                long[][] times = measure(backend, spec, options, "round-" + count, rounds);
+                System.out.printf("held=%d rounds=%d acquire+first-exec median=%.1f ms (acquire %.1f, first exec %.1f)"
+                        + " dispose median=%.1f ms%n", count, rounds, median(times[0]), median(times[2]),
+                        median(times[3]), median(times[1]));
             }
             for (int i = 0; i < held; i++) {
                 backend.dispose(key("held-" + i));
@@ -60,10 +61,14 @@ public final class FleetCostMain {
             int rounds) {
         long[] acquire = new long[rounds];
         long[] dispose = new long[rounds];
+        long[] acquireAlone = new long[rounds];
+        long[] execAlone = new long[rounds];
         for (int round = 0; round < rounds; round++) {
             SandboxKey key = key(prefix + "-" + round);
             long start = System.nanoTime();
-            int exit = backend.acquire(key, spec).exec(Command.argv("/bin/true"), options).exitCode();
+            var sandbox = backend.acquire(key, spec);
+            long handed = System.nanoTime();
+            int exit = sandbox.exec(Command.argv("/bin/true"), options).exitCode();
             long acquired = System.nanoTime();
             backend.dispose(key);
             long disposed = System.nanoTime();
@@ -72,8 +77,10 @@ public final class FleetCostMain {
             }
             acquire[round] = acquired - start;
             dispose[round] = disposed - acquired;
+            acquireAlone[round] = handed - start;
+            execAlone[round] = acquired - handed;
         }
-        return new long[][] {acquire, dispose};
+        return new long[][] {acquire, dispose, acquireAlone, execAlone};
     }
 
     private static SandboxKey key(String thread) {
