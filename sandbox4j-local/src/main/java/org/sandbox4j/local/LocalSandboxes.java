@@ -10,9 +10,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.SandboxException;
@@ -85,9 +87,10 @@ final class LocalSandboxes {
             try {
                 held.add(id);
                 Path directory;
-                boolean made = store.record(id).isEmpty();
+                Optional<SandboxRecord> existing = store.record(id);
+                boolean made = existing.isEmpty();
                 if (!made) {
-                    store.record(id).get().renewed(lease).write(store.directory(id));
+                    existing.get().renewed(lease).write(store.directory(id));
                     directory = store.directory(id);
                 } else {
                     directory = store.create(SandboxRecord.fresh(id, key, kind, fingerprint, lease), building -> {
@@ -104,46 +107,86 @@ final class LocalSandboxes {
         });
     }
 
+    /** Disposes of every sandbox of {@code key}, found through the index: no other record is read. */
     void dispose(SandboxKey key) {
-        for (SandboxRecord record : store.records()) {
-            if (record.belongsTo(key)) {
-                dispose(record.id());
-            }
-        }
+        disposeIndexed(KeyDigest.sha256Hex(key.scope()), Optional.of(KeyDigest.sha256Hex(key.threadId())),
+                record -> record.belongsTo(key));
     }
 
     int disposeScope(String scope, String threadId) {
-        int removed = 0;
-        for (SandboxRecord record : store.records()) {
-            if (record.belongsTo(scope, threadId) && dispose(record.id())) {
-                removed++;
-            }
-        }
-        return removed;
+        return disposeIndexed(KeyDigest.sha256Hex(scope), Optional.of(KeyDigest.sha256Hex(threadId)),
+                record -> record.belongsTo(scope, threadId));
     }
 
     /** The sandboxes the state root holds for {@code query}, oldest first. */
     List<SandboxListing> list(SandboxQuery query) {
-        return store.records().stream().filter(record -> record.matches(query))
+        return candidates(KeyDigest.sha256Hex(query.scope()), query.threadId().map(KeyDigest::sha256Hex)).stream()
+                .map(store::record).flatMap(Optional::stream).filter(record -> record.matches(query))
                 .sorted(Comparator.comparing(SandboxRecord::createdAt).thenComparing(SandboxRecord::id))
                 .map(record -> record.listing(backendName, query, store.recordWritten(record.id()))).toList();
     }
 
     /** Disposes of every sandbox {@link #list} would return. */
     int dispose(SandboxQuery query) {
+        return disposeIndexed(KeyDigest.sha256Hex(query.scope()), query.threadId().map(KeyDigest::sha256Hex),
+                record -> record.matches(query));
+    }
+
+    /**
+     * Disposes of the sandboxes of a conversation (a scope, and a thread when given) that
+     * {@code belongs} accepts. The index names the candidates; each is judged again from its own
+     * record under its lock, and an entry whose record is gone, or names another conversation, is
+     * dropped (it is never trusted to dispose of anything).
+     */
+    private int disposeIndexed(String scopeHash, Optional<String> threadHash, Predicate<SandboxRecord> belongs) {
         int removed = 0;
-        for (SandboxRecord record : store.records()) {
-            if (record.matches(query) && dispose(record.id())) {
+        for (String id : candidates(scopeHash, threadHash)) {
+            boolean disposed = store.locked(id, () -> {
+                Optional<SandboxRecord> record = store.record(id);
+                if (record.isPresent() && belongs.test(record.get())) {
+                    return disposeLocked(List.of(id)) == 1;
+                }
+                if (record.isEmpty() || !record.get().scopeHash().equals(scopeHash)
+                        || threadHash.map(hash -> !record.get().threadHash().equals(hash)).orElse(false)) {
+                    dropStale(id, scopeHash, threadHash);
+                }
+                return false;
+            });
+            if (disposed) {
                 removed++;
             }
         }
         return removed;
     }
 
+    /**
+     * The ids the index names for the conversation, or, where it cannot answer (too many names,
+     * unreadable), those of every record in it.
+     */
+    private List<String> candidates(String scopeHash, Optional<String> threadHash) {
+        SandboxIndex index = store.index();
+        Optional<List<String>> indexed = threadHash.isPresent() ? index.ids(scopeHash, threadHash.get())
+                : index.entries(scopeHash).map(entries -> entries.stream().map(SandboxIndex.Entry::id).toList());
+        return indexed.orElseGet(() -> store.records().stream().filter(record -> record.scopeHash().equals(scopeHash)
+                && threadHash.map(record.threadHash()::equals).orElse(true)).map(SandboxRecord::id).toList());
+    }
+
+    /** Drops what the index says of {@code id} under this conversation; call holding the sandbox's lock. */
+    private void dropStale(String id, String scopeHash, Optional<String> threadHash) {
+        List<SandboxIndex.Entry> stale = threadHash.map(thread -> List.of(new SandboxIndex.Entry(scopeHash, thread, id)))
+                .orElseGet(() -> store.index().entries(scopeHash).orElse(List.of()).stream()
+                        .filter(entry -> entry.id().equals(id)).toList());
+        stale.forEach(store.index()::remove);
+        if (!Files.exists(store.directory(id), LinkOption.NOFOLLOW_LINKS)) {
+            store.removeLock(id);
+        }
+    }
+
     /** Reclaims what crashed owners left; see {@link BubblewrapBackend#reapAbandoned()}. */
     int reapAbandoned() {
         Instant now = Instant.now();
-        List<String> abandoned = store.records().stream().filter(record -> record.abandoned(now))
+        List<SandboxRecord> records = store.records();
+        List<String> abandoned = records.stream().filter(record -> record.abandoned(now))
                 .map(SandboxRecord::id).toList();
         // Judged again under the locks: another process may have adopted one meanwhile.
         int reaped = abandoned.isEmpty() ? 0 : lockedAll(abandoned, () -> disposeLocked(abandoned.stream()
@@ -161,6 +204,7 @@ final class LocalSandboxes {
             }
         }
         WorkspaceKeeper.endOrphans();
+        healIndex(records);
         for (String id : store.orphanLocks()) {
             store.locked(id, () -> {
                 if (!Files.exists(store.directory(id), LinkOption.NOFOLLOW_LINKS)) {
@@ -170,6 +214,54 @@ final class LocalSandboxes {
             });
         }
         return reaped;
+    }
+
+    /**
+     * Makes the index say what the records say, for what a crash or an older version left: an entry
+     * for each record (listed just before) that lacks one, and none for a sandbox that is gone.
+     * Each change is judged again under the sandbox's lock.
+     */
+    private void healIndex(List<SandboxRecord> records) {
+        SandboxIndex index = store.index();
+        Set<SandboxIndex.Entry> indexed = new java.util.HashSet<>(index.all());
+        Set<SandboxIndex.Entry> recorded = new java.util.HashSet<>();
+        for (SandboxRecord record : records) {
+            SandboxIndex.Entry entry = SandboxIndex.entryOf(record);
+            recorded.add(entry);
+            if (!indexed.contains(entry) && SandboxIndex.wellFormed(entry)) {
+                lockedQuietly(record.id(), () -> {
+                    store.record(record.id()).map(SandboxIndex::entryOf).filter(entry::equals).ifPresent(current -> {
+                        try {
+                            index.add(current);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    });
+                });
+            }
+        }
+        for (SandboxIndex.Entry entry : indexed) {
+            if (!recorded.contains(entry)) {
+                lockedQuietly(entry.id(), () -> {
+                    if (store.record(entry.id()).map(SandboxIndex::entryOf).filter(entry::equals).isEmpty()) {
+                        dropStale(entry.id(), entry.scopeHash(), Optional.of(entry.threadHash()));
+                    }
+                });
+            }
+        }
+    }
+
+    /** Runs {@code body} under the sandbox's lock for the reaper: a failure is logged, and the next round tries again. */
+    private void lockedQuietly(String id, Runnable body) {
+        try {
+            store.locked(id, () -> {
+                body.run();
+                return null;
+            });
+        } catch (RuntimeException e) {
+            System.getLogger(LocalSandboxes.class.getName()).log(System.Logger.Level.WARNING,
+                    () -> "could not bring the index entry of " + id + " in line with its record: " + ErrorDetail.of(e));
+        }
     }
 
     /**
@@ -239,23 +331,13 @@ final class LocalSandboxes {
         return limiter;
     }
 
-    private boolean dispose(String id) {
-        return disposeAll(List.of(id)) == 1;
-    }
-
     /**
-     * Disposes of the sandboxes {@code ids}, holding all their locks (taken in order): each is
-     * retired, then everything running in any of them is killed, then all are waited for at once,
-     * and only then are their trees removed and their lock files with them.
+     * Disposes of the sandboxes {@code ids}, whose locks the caller holds: each is retired (and
+     * unindexed), then everything running in any of them is killed, then all are waited for at
+     * once, and only then are their trees removed and their lock files with them.
      *
      * @return how many existed
      */
-    private int disposeAll(List<String> ids) {
-        List<String> ordered = ids.stream().distinct().sorted().toList();
-        return lockedAll(ordered, () -> disposeLocked(ordered));
-    }
-
-    /** {@link #disposeAll} for sandboxes whose locks the caller holds. */
     private int disposeLocked(List<String> ids) {
         List<Path> retired = new ArrayList<>();
         for (String id : ids) {

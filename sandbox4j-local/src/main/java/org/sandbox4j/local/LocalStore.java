@@ -87,9 +87,16 @@ final class LocalStore {
     }
 
     private final Path root;
+    private final SandboxIndex index;
+    /**
+     * How many times each thread listed the whole root: a seam for tests that acquire and dispose
+     * never do (per thread, so the reaper's own listings do not count).
+     */
+    private final ThreadLocal<long[]> rootListings = ThreadLocal.withInitial(() -> new long[1]);
 
     private LocalStore(Path root) {
         this.root = root;
+        this.index = SandboxIndex.in(root);
     }
 
     /**
@@ -103,6 +110,7 @@ final class LocalStore {
             makeOwnerOnly(stateRoot.toAbsolutePath().normalize());
             makeOwnerOnly(root);
             makeOwnerOnly(root.resolve(LOCKS));
+            makeOwnerOnly(root.resolve(SandboxIndex.DIRECTORY));
             Path probe = Files.createTempFile(root, ".probe-", "");
             Files.delete(probe);
         } catch (IOException | UnsupportedOperationException e) {
@@ -110,7 +118,41 @@ final class LocalStore {
                     + ErrorDetail.of(e) + "; give it a directory this user can write (stateRoot(...) on the "
                     + "builder, or set XDG_STATE_HOME)", e);
         }
-        return new LocalStore(root);
+        LocalStore store = new LocalStore(root);
+        store.indexIfNeeded();
+        return store;
+    }
+
+    /**
+     * Indexes every record of a state root written before the index (or whose index was lost),
+     * once: later sandboxes are indexed as they are made.
+     */
+    private void indexIfNeeded() {
+        if (index.ready()) {
+            return;
+        }
+        try {
+            for (SandboxRecord record : records()) {
+                if (!SandboxIndex.wellFormed(SandboxIndex.entryOf(record))) {
+                    continue; // garbled: no conversation's hashes find it, and the reaper judges it by its owner
+                }
+                locked(record.id(), () -> {
+                    record(record.id()).ifPresent(current -> {
+                        try {
+                            index.add(SandboxIndex.entryOf(current));
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
+                    return null;
+                });
+            }
+            index.markReady();
+        } catch (IOException | RuntimeException e) {
+            // Not ready: the next backend tries again, and the reaper adds what is missing meanwhile.
+            LOG.log(System.Logger.Level.WARNING, () -> "could not index the sandboxes under " + root + ": "
+                    + ErrorDetail.of(e));
+        }
     }
 
     private static void makeOwnerOnly(Path directory) throws IOException {
@@ -124,6 +166,15 @@ final class LocalStore {
 
     Path root() {
         return root;
+    }
+
+    SandboxIndex index() {
+        return index;
+    }
+
+    /** How many times the calling thread listed this store's whole root (records, debris): for tests. */
+    long rootListingsByThisThread() {
+        return rootListings.get()[0];
     }
 
     Path directory(String id) {
@@ -214,13 +265,17 @@ final class LocalStore {
     Path create(SandboxRecord record, IoConsumer populate) throws IOException {
         Path building = root.resolve(BUILDING + UUID.randomUUID());
         Files.createDirectory(building);
+        SandboxIndex.Entry entry = SandboxIndex.entryOf(record);
         try {
             populate.accept(building);
             record.write(building);
+            // Indexed before it can be found: whoever finds the sandbox finds its entry.
+            index.add(entry);
             Path target = directory(record.id());
             Files.move(building, target, StandardCopyOption.ATOMIC_MOVE);
             return target;
         } catch (IOException | RuntimeException e) {
+            index.remove(entry);
             deleteTree(building);
             throw e;
         }
@@ -228,6 +283,7 @@ final class LocalStore {
 
     /** Every readable record under this store. */
     List<SandboxRecord> records() {
+        rootListings.get()[0]++;
         List<SandboxRecord> found = new ArrayList<>();
         try (Stream<Path> children = Files.list(root)) {
             children.filter(path -> path.getFileName().toString().startsWith("sbx-"))
@@ -250,6 +306,7 @@ final class LocalStore {
 
     /** Leftovers of builds and removals a crash interrupted. */
     List<Path> debris() {
+        rootListings.get()[0]++;
         List<Path> found = new ArrayList<>();
         try (Stream<Path> children = Files.list(root)) {
             children.filter(path -> {
@@ -273,6 +330,8 @@ final class LocalStore {
         Path removing = root.resolve(REMOVING + UUID.randomUUID());
         try {
             Files.move(directory, removing, StandardCopyOption.ATOMIC_MOVE);
+            // Unindexed once no one can find it by its id: never before.
+            SandboxRecord.read(removing).map(SandboxIndex::entryOf).ifPresent(index::remove);
             return Optional.of(removing);
         } catch (NoSuchFileException gone) {
             return Optional.empty();

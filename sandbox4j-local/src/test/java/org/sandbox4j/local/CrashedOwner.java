@@ -155,7 +155,7 @@ final class CrashedOwner {
         List<String> directories = new ArrayList<>();
         try (Stream<Path> entries = Files.list(store)) {
             entries.map(path -> path.getFileName().toString()).filter(name -> !name.equals(".locks")
-                    && !name.equals(".guest-etc")).forEach(directories::add);
+                    && !name.equals(".guest-etc") && !name.equals(SandboxIndex.DIRECTORY)).forEach(directories::add);
         }
         List<String> locks;
         try (Stream<Path> entries = Files.list(store.resolve(".locks"))) {

@@ -84,7 +84,11 @@ class LocalDisposalTest {
         Path store = local.stateRoot().resolve(type);
         try (Stream<Path> left = Files.list(store)) {
             assertThat(left.map(path -> path.getFileName().toString()))
-                    .as("what disposal left under the state root").isSubsetOf(".locks", ".guest-etc");
+                    .as("what disposal left under the state root").isSubsetOf(".locks", ".guest-etc", SandboxIndex.DIRECTORY);
+        }
+        try (Stream<Path> index = Files.list(store.resolve(SandboxIndex.DIRECTORY))) {
+            assertThat(index.map(path -> path.getFileName().toString())).as("the index, after disposal")
+                    .containsOnly(SandboxIndex.READY);
         }
         try (Stream<Path> locks = Files.list(store.resolve(".locks"))) {
             assertThat(locks).as("lock files").isEmpty();
