@@ -1,6 +1,7 @@
 package org.sandbox4j.cli;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -32,14 +33,26 @@ public final class Main {
 
     /** Runs the command line and returns the exit code; never exits the JVM. */
     public static int execute(String... args) {
-        CommandLine commandLine = new CommandLine(new Sandbox4jCommand());
+        CommandLine commandLine = commandLine(Subcommand.named(List.of(args)));
         commandLine.setExecutionStrategy(Main::executeQuietly);
         commandLine.setExecutionExceptionHandler(Main::handle);
         commandLine.setParameterExceptionHandler(Main::usage);
         commandLine.setOverwrittenOptionsAllowed(false);
-        // The program's own flags after FILE are its own, as with uv run and docker run.
-        commandLine.getSubcommands().get("run").setStopAtPositional(true);
+        CommandLine run = commandLine.getSubcommands().get(Subcommand.RUN.commandName());
+        if (run != null) {
+            // The program's own flags after FILE are its own, as with uv run and docker run.
+            run.setStopAtPositional(true);
+        }
         return commandLine.execute(args);
+    }
+
+    /** The model: the root with the one subcommand the line names, else with all of them. */
+    static CommandLine commandLine(Optional<Subcommand> named) {
+        CommandLine commandLine = new CommandLine(new Sandbox4jCommand());
+        for (Subcommand subcommand : named.map(List::of).orElseGet(() -> List.of(Subcommand.values()))) {
+            commandLine.addSubcommand(subcommand.commandName(), subcommand.create());
+        }
+        return commandLine;
     }
 
     /**

@@ -10,12 +10,10 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
-/** {@code sandbox4j}: the global options, and the subcommands. */
+/** {@code sandbox4j}: the global options; {@link Main} adds the subcommands ({@link Subcommand}). */
 @Command(name = "sandbox4j", mixinStandardHelpOptions = true, versionProvider = Version.class,
         description = "Runs code somewhere else than this process: in a sandbox chosen by policy, refused loudly "
                 + "when that sandbox is weaker than the floor allows.",
-        subcommands = {RunCommand.class, ExecCommand.class, DoctorCommand.class, LsCommand.class, PurgeCommand.class,
-            McpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0-255:the program's own exit code (run, exec)",
@@ -26,6 +24,10 @@ import picocli.CommandLine.Spec;
             "124:the program timed out and was stopped with everything it started",
             "130:interrupted (Ctrl-C); the invocation's own sandbox was disposed of"})
 final class Sandbox4jCommand implements Runnable {
+
+    /** The global options that take a value (the word after one is never a command: see {@link Subcommand}). */
+    static final String CONFIG_OPTION = "--config";
+    static final String STATE_DIR_OPTION = "--state-dir";
 
     @Spec
     CommandSpec spec;
@@ -38,11 +40,11 @@ final class Sandbox4jCommand implements Runnable {
             description = "Say what happens on standard error, with the backends' own log.")
     boolean verbose;
 
-    @Option(names = "--config", scope = ScopeType.INHERIT, paramLabel = "FILE",
+    @Option(names = CONFIG_OPTION, scope = ScopeType.INHERIT, paramLabel = "FILE",
             description = "The config file (default $XDG_CONFIG_HOME/sandbox4j/config.properties).")
     Path config;
 
-    @Option(names = "--state-dir", scope = ScopeType.INHERIT, paramLabel = "DIR",
+    @Option(names = STATE_DIR_OPTION, scope = ScopeType.INHERIT, paramLabel = "DIR",
             description = "Where the local backends keep their sandboxes, and docker its egress proxies' sockets "
                     + "(env SANDBOX4J_STATE_DIR; default $XDG_STATE_HOME/sandbox4j).")
     String stateDir;

@@ -2,7 +2,6 @@ package org.sandbox4j.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -58,10 +57,6 @@ class LauncherIT {
     }
 
     private static Path launcher() {
-        Path jar = Path.of(System.getProperty("sandbox4j.cli.jar", "target/sandbox4j.jar")).toAbsolutePath();
-        assertThat(jar).as("the runnable jar the package phase builds").exists();
-        Path launcher = jar.getParent().getParent().getParent().resolve("sandbox4j");
-        assertThat(Files.isExecutable(launcher)).as(launcher + " is executable").isTrue();
-        return launcher;
+        return Launcher.path();
     }
 }

@@ -1,0 +1,69 @@
+package org.sandbox4j.cli;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The subcommands, in the order the help lists them. Building a picocli model reflects over a
+ * command's fields and runs its initialisers, so an invocation builds only the one it names (see
+ * {@link #named}); help, a missing or an unknown command gets them all.
+ */
+enum Subcommand {
+    RUN("run"),
+    EXEC("exec"),
+    DOCTOR("doctor"),
+    LS("ls"),
+    PURGE("purge"),
+    MCP("mcp");
+
+    /** The global options that take a value: the word after one is that value, not a command. */
+    static final Set<String> ROOT_OPTIONS_WITH_VALUE = Set.of(Sandbox4jCommand.CONFIG_OPTION,
+            Sandbox4jCommand.STATE_DIR_OPTION);
+    /** Ends the options; picocli takes what follows as positional, never as a command. */
+    private static final String END_OF_OPTIONS = "--";
+
+    private final String commandName;
+
+    Subcommand(String commandName) {
+        this.commandName = commandName;
+    }
+
+    /** The name on the command line, as its {@code @Command} declares it. */
+    String commandName() {
+        return commandName;
+    }
+
+    /** A new instance of the command, for picocli to model; a switch, so that no other command's class is loaded. */
+    Object create() {
+        return switch (this) {
+            case RUN -> new RunCommand();
+            case EXEC -> new ExecCommand();
+            case DOCTOR -> new DoctorCommand();
+            case LS -> new LsCommand();
+            case PURGE -> new PurgeCommand();
+            case MCP -> new McpCommand();
+        };
+    }
+
+    /**
+     * The subcommand these arguments run, found as picocli would find it: the first word that is
+     * neither an option nor a global option's value. Empty when that word names none (or there is
+     * none): then every subcommand is built, and picocli says what is wrong with the line.
+     */
+    static Optional<Subcommand> named(List<String> args) {
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (arg.equals(END_OF_OPTIONS)) {
+                return Optional.empty();
+            }
+            if (ROOT_OPTIONS_WITH_VALUE.contains(arg)) {
+                i++;
+            } else if (!arg.startsWith("-")) {
+                return Arrays.stream(values()).filter(command -> command.commandName.equals(arg)).findFirst();
+            }
+        }
+        return Optional.empty();
+    }
+}
