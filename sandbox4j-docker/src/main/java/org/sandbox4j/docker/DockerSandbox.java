@@ -57,9 +57,12 @@ import org.sandbox4j.agent.AgentConnectionFailed;
 import org.sandbox4j.agent.AgentFiles;
 
 /**
- * One container. Commands run through the exec API under {@link GuestScripts#WRAPPER}; files move
- * through the archive endpoints (a tar per write, the first entry's header before any body on a
- * read), after the core's confinement walk, whose no-follow stat is the engine's own path stat.
+ * One container. Where the container has the guest agent mounted, commands and file calls go
+ * through its resident agent ({@link ContainerAgent}: one per container and backend instance,
+ * replaced when it breaks); otherwise commands run through the exec API under
+ * {@link GuestScripts#WRAPPER} and files move through the archive endpoints (a tar per write, the
+ * first entry's header before any body on a read), after the core's confinement walk, whose
+ * no-follow stat is the engine's own path stat. Started processes always take the engine's path.
  */
 final class DockerSandbox implements ConfinedFilesSandbox {
 
@@ -91,8 +94,11 @@ final class DockerSandbox implements ConfinedFilesSandbox {
     private static final int FILE_MODE = 0644;
     private static final int DIRECTORY_MODE = 0755;
     private static final int STDIN_MODE = 0600;
-    /** How long an agent may take to answer a ping after a call timed out, before it is replaced. */
-    static final Duration AGENT_PING_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * How long an agent may take to answer a ping after a call timed out, before it is replaced
+     * (which ends every command it runs): generous, so only an agent that really stopped is.
+     */
+    static final Duration AGENT_PING_TIMEOUT = Duration.ofSeconds(5);
 
     // Go's os.FileMode type bits, as the engine's path stat reports them.
     private static final long GO_MODE_DIR = 1L << 31;
