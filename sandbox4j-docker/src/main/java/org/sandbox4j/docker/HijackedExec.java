@@ -125,7 +125,7 @@ final class HijackedExec implements AutoCloseable {
         return stdin;
     }
 
-    /** The last {@value #STDERR_TAIL_BYTES} bytes the exec wrote to stderr, escaped for a message. */
+    /** The end of what the exec wrote to stderr: one line, its last characters, escaped for a message. */
     String stderrTail() {
         return stderr.text();
     }
@@ -286,7 +286,12 @@ final class HijackedExec implements AutoCloseable {
             for (int i = 0; i < size; i++) {
                 ordered[i] = ring[(int) ((written - size + i) % ring.length)];
             }
-            return ErrorText.bounded(new String(ordered, StandardCharsets.UTF_8));
+            // Its last words matter: bounded from the front, unlike ErrorText's.
+            String text = new String(ordered, StandardCharsets.UTF_8).replaceAll("\\s+", " ").strip();
+            if (text.length() > ErrorText.MAX_CHARS) {
+                text = "…" + text.substring(text.length() - ErrorText.MAX_CHARS);
+            }
+            return org.sandbox4j.core.spi.GuestText.escape(text);
         }
     }
 
