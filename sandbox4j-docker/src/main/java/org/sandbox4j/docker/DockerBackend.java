@@ -386,8 +386,9 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
 
     /**
      * Creates the container with the guest agent mounted where this backend has one; should the
-     * engine refuse the mount (its host is not this one: the binary is not there), once without it,
-     * and every later container without it too, as {@link #diagnostics()} then says.
+     * engine refuse the mount (its host is not this one, or the file went: the engine says it cannot
+     * find it), once more without it, and every later container without it too, as
+     * {@link #diagnostics()} then says.
      */
     private Placed create(ContainerIdentity identity, String resolvedImage, String workArea,
             Optional<Path> egressDirectory) {
@@ -398,7 +399,9 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         try {
             return new Placed(create(identity, resolvedImage, workArea, egressDirectory, agent), true);
         } catch (RuntimeException failure) {
-            if (Engine.isConflict(failure) || Engine.isUnreachable(failure)) {
+            // Only a refusal that names the agent's file is the mount's (Docker: "bind source path does not
+            // exist: PATH", Podman: "statfs PATH: ..."); any other failure is the container's own.
+            if (Engine.isConflict(failure) || !Engine.detail(failure).contains(agent.get().toString())) {
                 throw failure;
             }
             agentMountRefused = ErrorText.bounded(Engine.detail(failure));

@@ -372,7 +372,10 @@ final class DockerSandbox implements ConfinedFilesSandbox {
                 ContainerAgent started = startAgent(slot.nextGeneration());
                 slot.started(started);
                 return Optional.of(started);
-            } catch (SandboxDisposed | SandboxInterrupted passOn) {
+            } catch (SandboxDisposed gone) {
+                backend.forgetAgent(containerId);
+                throw gone;
+            } catch (SandboxInterrupted passOn) {
                 throw passOn;
             } catch (SandboxException failed) {
                 String why = ErrorText.bounded(failed.getMessage());
