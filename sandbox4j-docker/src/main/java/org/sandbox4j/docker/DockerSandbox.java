@@ -53,6 +53,7 @@ import org.sandbox4j.core.SandboxPathNotConfined;
 import java.util.function.Function;
 import org.sandbox4j.core.spi.ConfinedFilesSandbox;
 import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxNotADirectory;
 import org.sandbox4j.agent.AgentConnectionFailed;
 import org.sandbox4j.agent.AgentFiles;
 
@@ -283,6 +284,12 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         } catch (SandboxExecOutputLimitExceeded capped) {
             killLeftovers(agent, token, "passed its output cap");
             throw capped;
+        } catch (SandboxNotADirectory notADirectory) {
+            // chdir's ENOTDIR is also a file on the way to the directory: that one is missing, as the wrapper says.
+            if (!existsFollowingLinks(agent, options.workingDirectory())) {
+                throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
+            }
+            throw notADirectory;
         } catch (SandboxInterrupted interrupted) {
             // The kill must run to its end: the interrupt is put back once it has.
             boolean flag = Thread.interrupted();
@@ -297,6 +304,14 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         } catch (AgentConnectionFailed broken) {
             throw agentLost(agent, broken, "the command ran", Optional.of(token));
         }
+    }
+
+    /** Whether anything is at {@code path}, links followed (the wrapper's {@code [ -e ]}), asked through the agent. */
+    private boolean existsFollowingLinks(ContainerAgent agent, String path) {
+        ExecResult looked = agent.connection().exec(List.of("sh", "-c", "[ -e \"$1\" ]", "sandbox4j-look", path), "/",
+                agent.environment(), ExecOptions.in("/", INTERNAL_TIMEOUT).withOutputCap(INTERNAL_OUTPUT_CAP),
+                "[ -e " + path + " ]");
+        return looked.exitCode() == 0;
     }
 
     /** After the agent's own kill: what left the process group, by the marker, unless the agent reaches it itself. */
