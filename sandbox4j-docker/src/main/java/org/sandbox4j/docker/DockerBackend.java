@@ -111,6 +111,8 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             "runsc", Isolation.HARDENED_CONTAINER,
             "io.containerd.runsc.v1", Isolation.HARDENED_CONTAINER);
 
+    /** The PATH the engine gives an exec when the image sets none (Docker's and Podman's default). */
+    static final String ENGINE_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     private static final String RETIRED_INFIX = "-retired-";
     private static final int RETIRED_HEX = 8;
     private static final String WORK_AREA_MODE = "0755";
@@ -157,6 +159,14 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     private static final String AUDIT_SUFFIX = "-audit.jsonl";
     /** Proxies this process runs, by container name. */
     private final ProxySockets proxies;
+    /** The guest agent mounted into the containers this instance creates, or why none is. */
+    private final AgentBinary agentBinary;
+    /** Why the engine refused a container with the agent mounted; null while it has not. */
+    private volatile String agentMountRefused;
+    /** Each container's resident agent in this instance, by container id. */
+    private final Map<String, AgentSlot> agents = new ConcurrentHashMap<>();
+    /** Serialises an agent's start per container id (acquires keep their own locks, by name). */
+    private final KeyedLocks<String> agentLocks = new KeyedLocks<>();
 
     private DockerBackend(Builder builder) {
         this.name = builder.name;
@@ -173,6 +183,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         this.proxies = new ProxySockets(name, builder.egressSettings, ProxySockets.Access.EVERY_UID,
                 "use a shorter egress directory");
         this.engine = Engine.connect(builder.host, builder.connectTimeout, builder.commandTimeout);
+        this.agentBinary = AgentBinary.find(builder.guestAgent, engine);
         try {
             ping();
             Isolation rung = checkRuntime();
@@ -222,8 +233,21 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                 "image: " + image + " (" + imageId + "), pull policy " + pullPolicy.name().toLowerCase(Locale.ROOT),
                 "user: " + user + ", read-only root: " + readOnlyRoot,
                 "limits: " + limits,
+                "guest agent: " + agentBinary.describe(agentMountRefused),
                 "egress proxies: " + (engine.isLocal() ? egressRoot.toString()
                         : "none (the engine is not local: allowlisting is refused)"));
+    }
+
+    /**
+     * {@code doctor}-style lines about one sandbox: its container, and which way its commands and
+     * file calls go: through the container's resident guest agent, or through the engine's exec and
+     * archive API (a container created without the agent, or one where it could not start).
+     *
+     * @throws IllegalArgumentException when {@code sandbox} is not one of this backend's
+     */
+    public List<String> diagnostics(Sandbox sandbox) {
+        DockerSandbox docker = own(sandbox);
+        return List.of("container: " + docker.containerName(), "commands and files: " + docker.route());
     }
 
     /**
@@ -233,10 +257,14 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
      * @throws IllegalArgumentException when {@code sandbox} is not one of this backend's
      */
     public String containerName(Sandbox sandbox) {
+        return own(sandbox).containerName();
+    }
+
+    private DockerSandbox own(Sandbox sandbox) {
         if (!(sandbox instanceof DockerSandbox docker) || docker.backend() != this) {
             throw new IllegalArgumentException("not a sandbox of backend '" + name + "': " + sandbox);
         }
-        return docker.containerName();
+        return docker;
     }
 
     // ---------------------------------------------------------------- acquire
@@ -256,9 +284,10 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         return locks.withLock(identity.name(), () -> {
             policy.ifPresent(allowed -> proxies.ensure(identity.name(), egressDirectory.get(),
                     egressRoot.resolve(identity.name() + AUDIT_SUFFIX), allowed));
-            String containerId = ensureContainer(identity, reference, resolvedImage, workArea, egressDirectory);
-            DockerSandbox sandbox = new DockerSandbox(this, engine, containerId, identity.name(), workDir,
-                    egressDirectory.map(ignored -> GUEST_EGRESS_DIRECTORY + "/" + ProxySockets.SOCKET_NAME), spec);
+            Placed container = ensureContainer(identity, reference, resolvedImage, workArea, egressDirectory);
+            DockerSandbox sandbox = new DockerSandbox(this, engine, container.id(), identity.name(), workDir,
+                    egressDirectory.map(ignored -> GUEST_EGRESS_DIRECTORY + "/" + ProxySockets.SOCKET_NAME), spec,
+                    container.agentMounted());
             sandbox.ensureWorkDir();
             if (policy.isPresent()) {
                 checkBridge(resolvedImage, sandbox);
@@ -267,20 +296,28 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         });
     }
 
-    /** Returns the id of the running container for {@code identity}: adopted, restarted or created. */
-    private String ensureContainer(ContainerIdentity identity, String reference, String resolvedImage, String workArea,
+    /**
+     * A running container: its id, and whether the guest agent is mounted in it (as the engine's own
+     * record of its mounts says: a container adopted from an older backend or another replica may
+     * lack it, and then its calls keep the engine's path).
+     */
+    private record Placed(String id, boolean agentMounted) {
+    }
+
+    /** Returns the running container for {@code identity}: adopted, restarted or created. */
+    private Placed ensureContainer(ContainerIdentity identity, String reference, String resolvedImage, String workArea,
             Optional<Path> egressDirectory) {
         Optional<InspectContainerResponse> found = inspect(identity.name());
         if (found.isPresent()) {
             Optional<String> adopted = adopt(found.get());
             if (adopted.isPresent()) {
-                return adopted.get();
+                return new Placed(adopted.get(), agentMounted(found.get()));
             }
         }
         createVolume(identity);
-        String id;
+        Placed created;
         try {
-            id = create(identity, resolvedImage, workArea, egressDirectory);
+            created = create(identity, resolvedImage, workArea, egressDirectory);
         } catch (RuntimeException failure) {
             if (!Engine.isConflict(failure)) {
                 throw engineFailure("create a container from image '" + reference + "'", failure);
@@ -288,9 +325,11 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
             // Another process created it between our inspect and create: adopt the winner.
             InspectContainerResponse winner = inspect(identity.name()).orElseThrow(() -> engineFailure(
                     "adopt container " + identity.name() + " after a name conflict", failure));
-            return adopt(winner).orElseThrow(() -> new SandboxException("backend '" + name + "' found container "
-                    + identity.name() + " made by another process but could not start it"));
+            String adopted = adopt(winner).orElseThrow(() -> new SandboxException("backend '" + name + "' found "
+                    + "container " + identity.name() + " made by another process but could not start it"));
+            return new Placed(adopted, agentMounted(winner));
         }
+        String id = created.id();
         try {
             engine.control().startContainerCmd(id).exec();
         } catch (RuntimeException failure) {
@@ -300,7 +339,20 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
                 throw engineFailure("start a container (runtime '" + runtime + "', image '" + reference + "')", failure);
             }
         }
-        return id;
+        return created;
+    }
+
+    /**
+     * Whether the engine's record of the container's mounts holds this backend's agent mount: a
+     * read-only bind at {@link ContainerAgent#GUEST_PATH}. Never guessed from how the container was named.
+     */
+    private boolean agentMounted(InspectContainerResponse container) {
+        if (agentBinary.path().isEmpty() || container.getMounts() == null) {
+            return false;
+        }
+        return container.getMounts().stream().anyMatch(mount -> mount.getDestination() != null
+                && ContainerAgent.GUEST_PATH.equals(mount.getDestination().getPath())
+                && Boolean.FALSE.equals(mount.getRW()));
     }
 
     /**
@@ -332,9 +384,38 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         }
     }
 
-    private String create(ContainerIdentity identity, String resolvedImage, String workArea,
+    /**
+     * Creates the container with the guest agent mounted where this backend has one; should the
+     * engine refuse the mount (its host is not this one, or the file went: the engine says it cannot
+     * find it), once more without it, and every later container without it too, as
+     * {@link #diagnostics()} then says.
+     */
+    private Placed create(ContainerIdentity identity, String resolvedImage, String workArea,
             Optional<Path> egressDirectory) {
+        Optional<Path> agent = agentMountRefused == null ? agentBinary.path() : Optional.empty();
+        if (agent.isEmpty()) {
+            return new Placed(create(identity, resolvedImage, workArea, egressDirectory, Optional.empty()), false);
+        }
+        try {
+            return new Placed(create(identity, resolvedImage, workArea, egressDirectory, agent), true);
+        } catch (RuntimeException failure) {
+            // Only a refusal that names the agent's file is the mount's (Docker: "bind source path does not
+            // exist: PATH", Podman: "statfs PATH: ..."); any other failure is the container's own.
+            if (Engine.isConflict(failure) || !Engine.detail(failure).contains(agent.get().toString())) {
+                throw failure;
+            }
+            agentMountRefused = ErrorText.bounded(Engine.detail(failure));
+            LOG.log(Level.WARNING, () -> "backend '" + name + "': the engine refused a container with the guest agent "
+                    + "mounted (" + agentMountRefused + "); this and later containers run commands through the engine");
+            return new Placed(create(identity, resolvedImage, workArea, egressDirectory, Optional.empty()), false);
+        }
+    }
+
+    private String create(ContainerIdentity identity, String resolvedImage, String workArea,
+            Optional<Path> egressDirectory, Optional<Path> agent) {
         List<Mount> mounts = new ArrayList<>();
+        agent.ifPresent(binary -> mounts.add(new Mount().withType(MountType.BIND).withSource(binary.toString())
+                .withTarget(ContainerAgent.GUEST_PATH).withReadOnly(true)));
         mounts.add(new Mount().withType(MountType.VOLUME).withSource(identity.volumeName()).withTarget(workArea));
         egressDirectory.ifPresent(directory -> mounts.add(new Mount().withType(MountType.BIND)
                 .withSource(directory.toString()).withTarget(GUEST_EGRESS_DIRECTORY).withReadOnly(true)));
@@ -605,6 +686,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         boolean[] removed = {false};
         // Known before the kill, so an exec it ends says so at once (SandboxDisposed), not with exit 137.
         disposals.removing(containerId, () -> removed[0] = removeNow(containerId));
+        forgetAgent(containerId);
         return removed[0];
     }
 
@@ -635,8 +717,77 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
     /** Stops the proxies this process runs; the containers stay for the next process to adopt or dispose of. */
     @Override
     public void close() {
+        agents.values().forEach(AgentSlot::close);
+        agents.clear();
         proxies.close();
         engine.close();
+    }
+
+    // ---------------------------------------------------------------- resident agents
+
+    /** Whether containers may get the agent: for a sandbox whose container has the mount. */
+    boolean agentAvailable() {
+        return agentBinary.path().isPresent();
+    }
+
+    /** Why a sandbox whose container lacks the agent mount runs commands through the engine. */
+    String noAgentReason() {
+        return agentBinary.path().isEmpty() ? agentBinary.describe(agentMountRefused)
+                : "its container was created without the guest agent (by an older sandbox4j, a backend with "
+                        + "guestAgent(false), or before the engine refused the mount)";
+    }
+
+    AgentSlot agentSlot(String containerId) {
+        return agents.computeIfAbsent(containerId, id -> new AgentSlot());
+    }
+
+    <T> T withAgentLock(String containerId, java.util.function.Supplier<T> body) {
+        return agentLocks.withLock(containerId, body);
+    }
+
+    /** Ends and forgets this instance's agent in a container that is gone. */
+    void forgetAgent(String containerId) {
+        AgentSlot slot = agents.remove(containerId);
+        if (slot != null) {
+            slot.close();
+        }
+    }
+
+    /** The engine's unix socket, which an agent's stream is taken over from. */
+    Path engineSocket() {
+        return engine.socketPath().orElseThrow(() -> new IllegalStateException("a resident agent needs a unix:// "
+                + "engine, not " + engine.host()));
+    }
+
+    Duration commandTimeout() {
+        return engine.commandTimeout();
+    }
+
+    /**
+     * What the engine gives every exec of the container: a default {@code PATH}, {@code HOSTNAME},
+     * then the container's configured environment. The agent passes on exactly what it is given, so
+     * its commands start from this, as the engine's execs do.
+     */
+    Map<String, String> execEnvironment(String containerId) {
+        InspectContainerResponse container;
+        try {
+            container = engine.control().inspectContainerCmd(containerId).exec();
+        } catch (RuntimeException failure) {
+            throw engineFailure("inspect a container", failure);
+        }
+        Map<String, String> environment = new LinkedHashMap<>();
+        environment.put("PATH", ENGINE_DEFAULT_PATH);
+        var config = container.getConfig();
+        if (config != null && config.getHostName() != null) {
+            environment.put("HOSTNAME", config.getHostName());
+        }
+        for (String entry : config == null || config.getEnv() == null ? new String[0] : config.getEnv()) {
+            int equals = entry.indexOf('=');
+            if (equals > 0) {
+                environment.put(entry.substring(0, equals), entry.substring(equals + 1));
+            }
+        }
+        return environment;
     }
 
     // ---------------------------------------------------------------- the engine
@@ -846,6 +997,7 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
         private Duration pullTimeout = DEFAULT_PULL_TIMEOUT;
         private Path egressRoot = defaultEgressRoot();
         private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
+        private boolean guestAgent = true;
 
         private Builder() {
         }
@@ -954,6 +1106,18 @@ public final class DockerBackend implements SandboxBackend, SandboxInventory, Au
          */
         public Builder egressRoot(Path value) {
             this.egressRoot = Objects.requireNonNull(value, "egressRoot").toAbsolutePath();
+            return this;
+        }
+
+        /**
+         * Whether the containers this backend creates get the guest agent (sandbox4j-agent's static
+         * binary, bind-mounted read-only), through which commands and file calls then go instead of
+         * the engine's exec and archive API. Default true; it needs a {@code unix://} engine on this
+         * host and an agent in the sandbox4j-agent jar, and without them the engine's path serves.
+         * False: no container gets it and no sandbox uses one, even where a container has it.
+         */
+        public Builder guestAgent(boolean value) {
+            this.guestAgent = value;
             return this;
         }
 

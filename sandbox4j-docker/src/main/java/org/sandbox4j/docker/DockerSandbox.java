@@ -52,11 +52,18 @@ import org.sandbox4j.core.HostCeilings;
 import org.sandbox4j.core.SandboxPathNotConfined;
 import java.util.function.Function;
 import org.sandbox4j.core.spi.ConfinedFilesSandbox;
+import org.sandbox4j.core.SandboxEntry;
+import org.sandbox4j.core.SandboxNotADirectory;
+import org.sandbox4j.agent.AgentConnectionFailed;
+import org.sandbox4j.agent.AgentFiles;
 
 /**
- * One container. Commands run through the exec API under {@link GuestScripts#WRAPPER}; files move
- * through the archive endpoints (a tar per write, the first entry's header before any body on a
- * read), after the core's confinement walk, whose no-follow stat is the engine's own path stat.
+ * One container. Where the container has the guest agent mounted, commands and file calls go
+ * through its resident agent ({@link ContainerAgent}: one per container and backend instance,
+ * replaced when it breaks); otherwise commands run through the exec API under
+ * {@link GuestScripts#WRAPPER} and files move through the archive endpoints (a tar per write, the
+ * first entry's header before any body on a read), after the core's confinement walk, whose
+ * no-follow stat is the engine's own path stat. Started processes always take the engine's path.
  */
 final class DockerSandbox implements ConfinedFilesSandbox {
 
@@ -88,6 +95,11 @@ final class DockerSandbox implements ConfinedFilesSandbox {
     private static final int FILE_MODE = 0644;
     private static final int DIRECTORY_MODE = 0755;
     private static final int STDIN_MODE = 0600;
+    /**
+     * How long an agent may take to answer a ping after a call timed out, before it is replaced
+     * (which ends every command it runs): generous, so only an agent that really stopped is.
+     */
+    static final Duration AGENT_PING_TIMEOUT = Duration.ofSeconds(5);
 
     // Go's os.FileMode type bits, as the engine's path stat reports them.
     private static final long GO_MODE_DIR = 1L << 31;
@@ -107,9 +119,13 @@ final class DockerSandbox implements ConfinedFilesSandbox {
     private final Optional<String> guestSocket;
     /** The spec's caps: every write and read is held to them before a byte moves. */
     private final ArchiveFiles files;
+    private final TransferLimits filesIn;
+    private final TransferLimits filesOut;
+    /** Whether the engine's record of the container's mounts holds the guest agent. */
+    private final boolean agentMounted;
 
     DockerSandbox(DockerBackend backend, Engine engine, String containerId, String containerName, String workDir,
-            Optional<String> guestSocket, SandboxSpec spec) {
+            Optional<String> guestSocket, SandboxSpec spec, boolean agentMounted) {
         this.backend = backend;
         this.engine = engine;
         this.containerId = containerId;
@@ -118,6 +134,9 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         this.workArea = GuestPaths.parent(workDir);
         this.guestSocket = guestSocket;
         this.files = new ArchiveFiles(spec.filesIn(), spec.filesOut());
+        this.filesIn = spec.filesIn();
+        this.filesOut = spec.filesOut();
+        this.agentMounted = agentMounted;
     }
 
     DockerBackend backend() {
@@ -184,6 +203,10 @@ final class DockerSandbox implements ConfinedFilesSandbox {
     }
 
     private ExecResult execOnce(Command command, ExecOptions options) {
+        Optional<ContainerAgent> agent = agent();
+        if (agent.isPresent()) {
+            return execThroughAgent(agent.get(), command, options);
+        }
         long started = System.nanoTime();
         long deadline = started + options.timeout().toNanos();
         String shellLine = command.toShellLine();
@@ -192,9 +215,7 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         if (stdin.isPresent()) {
             uploadStdin(token, stdin.get());
         }
-        List<String> words = command instanceof Command.Argv argv ? argv.words()
-                : List.of("sh", "-c", ((Command.Shell) command).line());
-        List<String> inner = guestSocket.map(socket -> GuestBridge.argv(socket, words)).orElse(words);
+        List<String> inner = guestArgv(command);
         List<String> argv = GuestScripts.wrapped(workArea, token, options.workingDirectory(), stdin.isPresent(), inner);
         Map<String, String> environment = new HashMap<>(options.environment());
         environment.put(GuestScripts.EXEC_MARKER, token);
@@ -231,6 +252,179 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         GuestScripts.Setup setup = output.setup().orElseThrow(() -> notStarted(shellLine, exitCode, output));
         refuseUnlessReady(setup, shellLine, options.workingDirectory());
         return new ExecResult(output.stdout(), output.stderr(), exitCode, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    /** The command's argv as the guest runs it: a shell line through sh, and through the egress bridge where there is one. */
+    private List<String> guestArgv(Command command) {
+        List<String> words = command instanceof Command.Argv argv ? argv.words()
+                : List.of("sh", "-c", ((Command.Shell) command).line());
+        return guestSocket.map(socket -> GuestBridge.argv(socket, words)).orElse(words);
+    }
+
+    /**
+     * One command through the container's agent: its argv executed as given (never through a
+     * shell), in the working directory, with the container's environment, the caller's and the
+     * exec's marker, and exactly the caller's stdin, cap and timeout. At a timeout, the cap or an
+     * interrupt, the agent kills the command's process group; the engine's kill script then ends
+     * every process carrying the marker (children that left the group), as on the engine's path.
+     */
+    private ExecResult execThroughAgent(ContainerAgent agent, Command command, ExecOptions options) {
+        String shellLine = command.toShellLine();
+        String token = HexFormat.of().formatHex(randomBytes());
+        Map<String, String> environment = new java.util.LinkedHashMap<>(agent.environment());
+        environment.putAll(options.environment());
+        environment.put(GuestScripts.EXEC_MARKER, token);
+        try {
+            return agent.connection().exec(guestArgv(command), options.workingDirectory(), environment, options,
+                    shellLine);
+        } catch (SandboxTimeoutException timedOut) {
+            killLeftovers(agent, token, "ran past its timeout");
+            checkResponsive(agent);
+            throw timedOut;
+        } catch (SandboxExecOutputLimitExceeded capped) {
+            killLeftovers(agent, token, "passed its output cap");
+            throw capped;
+        } catch (SandboxNotADirectory notADirectory) {
+            // chdir's ENOTDIR is also a file on the way to the directory: that one is missing, as the wrapper says.
+            if (!existsFollowingLinks(agent, options.workingDirectory())) {
+                throw ExecRefusals.workingDirectoryMissing(options.workingDirectory());
+            }
+            throw notADirectory;
+        } catch (SandboxInterrupted interrupted) {
+            // The kill must run to its end: the interrupt is put back once it has.
+            boolean flag = Thread.interrupted();
+            try {
+                killLeftovers(agent, token, "was interrupted");
+            } finally {
+                if (flag) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            throw interrupted;
+        } catch (AgentConnectionFailed broken) {
+            throw agentLost(agent, broken, "the command ran", Optional.of(token));
+        }
+    }
+
+    /** Whether anything is at {@code path}, links followed (the wrapper's {@code [ -e ]}), asked through the agent. */
+    private boolean existsFollowingLinks(ContainerAgent agent, String path) {
+        ExecResult looked = agent.connection().exec(List.of("sh", "-c", "[ -e \"$1\" ]", "sandbox4j-look", path), "/",
+                agent.environment(), ExecOptions.in("/", INTERNAL_TIMEOUT).withOutputCap(INTERNAL_OUTPUT_CAP),
+                "[ -e " + path + " ]");
+        return looked.exitCode() == 0;
+    }
+
+    /** After the agent's own kill: what left the process group, by the marker, unless the agent reaches it itself. */
+    private void killLeftovers(ContainerAgent agent, String token, String why) {
+        if (!agent.killsByMarker()) {
+            killTree(token, OptionalLong.empty(), why);
+        }
+    }
+
+    /**
+     * After a call timed out: an agent that no longer answers a ping (the guest stopped it) is
+     * replaced, so the next call does not wait on it too.
+     */
+    private void checkResponsive(ContainerAgent agent) {
+        try {
+            agent.connection().ping(AGENT_PING_TIMEOUT);
+        } catch (SandboxException unresponsive) {
+            LOG.log(Level.INFO, () -> "backend '" + backend.name() + "': the guest agent in container " + containerName
+                    + " did not answer a ping after a timeout; the next call starts another");
+            backend.agentSlot(containerId).discard(agent);
+        }
+    }
+
+    /**
+     * The agent's stream broke during a call: the agent is forgotten (the next call starts another),
+     * and the call fails naming why: the container was disposed of, or stopped, or the agent ended
+     * (the guest may have killed it), in which case what the command started is killed by its marker.
+     */
+    private SandboxException agentLost(ContainerAgent agent, AgentConnectionFailed cause, String during,
+            Optional<String> token) {
+        backend.agentSlot(containerId).discard(agent);
+        if (backend.wasDisposedOf(containerId)) {
+            backend.forgetAgent(containerId);
+            return backend.disposedDuring(containerName, cause);
+        }
+        if (!backend.isRunning(containerId)) {
+            return new SandboxException("backend '" + backend.name() + "': container " + containerName
+                    + " stopped while " + during + " (it may have exhausted its memory or process limit); the next "
+                    + "call starts it again, with an empty work area (a tmpfs lives only while its container runs)",
+                    cause);
+        }
+        token.ifPresent(marker -> killTree(marker, OptionalLong.empty(), "lost its guest agent"));
+        String said = agent.stderrTail();
+        return new SandboxException("backend '" + backend.name() + "': the guest agent in container " + containerName
+                + " ended while " + during + " (something in the sandbox may have killed it"
+                + (said.isEmpty() ? "" : "; it said " + GuestText.quote(said)) + ")"
+                + (token.isPresent() ? "; what the command started was killed" : "; the call may or may not have "
+                        + "taken effect") + "; the next call starts a new agent", cause);
+    }
+
+    // ---------------------------------------------------------------- the resident agent
+
+    /**
+     * The container's resident agent, started (or replaced) when needed; empty when this call takes
+     * the engine's path: the container has no agent mount, or the agent could not start (the reason
+     * is logged, and {@link #route()} says it).
+     */
+    private Optional<ContainerAgent> agent() {
+        if (!agentMounted) {
+            return Optional.empty();
+        }
+        AgentSlot slot = backend.agentSlot(containerId);
+        Optional<ContainerAgent> live = slot.live();
+        if (live.isPresent()) {
+            return live;
+        }
+        return backend.withAgentLock(containerId, () -> {
+            Optional<ContainerAgent> again = slot.live();
+            if (again.isPresent() || !slot.mayStart()) {
+                return again;
+            }
+            try {
+                ContainerAgent started = startAgent(slot.nextGeneration());
+                slot.started(started);
+                return Optional.of(started);
+            } catch (SandboxDisposed gone) {
+                backend.forgetAgent(containerId);
+                throw gone;
+            } catch (SandboxInterrupted passOn) {
+                throw passOn;
+            } catch (SandboxException failed) {
+                String why = ErrorText.bounded(failed.getMessage());
+                slot.failed(why);
+                LOG.log(Level.WARNING, () -> "backend '" + backend.name() + "': the guest agent would not start in "
+                        + "container " + containerName + " (" + why + "); the engine's path serves its calls");
+                return Optional.<ContainerAgent>empty();
+            }
+        });
+    }
+
+    /** An exec of the mounted agent, its stream taken over, and a session opened on it. */
+    private ContainerAgent startAgent(int generation) {
+        Map<String, String> environment = backend.execEnvironment(containerId);
+        ExecCreateCmdResponse created = createExecRestarting(ContainerAgent.COMMAND, List.of(), true, true);
+        HijackedExec stream;
+        try {
+            stream = HijackedExec.start(backend.engineSocket(), created.getId(), backend.commandTimeout());
+        } catch (IOException failure) {
+            throw new SandboxException("backend '" + backend.name() + "' could not attach to the guest agent's exec in "
+                    + "container " + containerName + ": " + Engine.detail(failure), failure);
+        }
+        ContainerAgent agent = ContainerAgent.connect(stream, backend.name(), environment, generation);
+        LOG.log(Level.DEBUG, () -> "backend '" + backend.name() + "' started " + agent.describe() + " in container "
+                + containerName);
+        return agent;
+    }
+
+    /** Which way this sandbox's commands and file calls go, and why: for diagnostics. */
+    String route() {
+        if (!agentMounted) {
+            return "engine exec and archive API: " + backend.noAgentReason();
+        }
+        return backend.agentSlot(containerId).describe();
     }
 
     /** What a wrapper's preamble word means for the caller: nothing when it started the command. */
@@ -394,26 +588,7 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         List<String> env = new ArrayList<>();
         environment.forEach((name, value) -> env.add(name + "=" + value));
         boolean feeds = stdin != null;
-        ExecCreateCmdResponse created;
-        try {
-            created = createExec(argv, env, feeds);
-        } catch (RuntimeException failure) {
-            if (Engine.isNotFound(failure)) {
-                throw backend.containerGone(containerName);
-            }
-            if (!Engine.isConflict(failure)) {
-                throw backend.engineFailure("start a command in container " + containerName, failure);
-            }
-            // The container stopped (a limit, a crash): start it again. Its work area is a tmpfs volume,
-            // so it comes back empty; a disk-backed one could not hold its size limit on every engine.
-            backend.restart(this);
-            ensureWorkDir();
-            try {
-                created = createExec(argv, env, feeds);
-            } catch (RuntimeException again) {
-                throw backend.engineFailure("start a command in container " + containerName, again);
-            }
-        }
+        ExecCreateCmdResponse created = createExecRestarting(argv, env, feeds, !feeds);
         try {
             engine.streams().execStartCmd(created.getId()).withDetach(false).withTty(false).withStdIn(stdin)
                     .exec(output);
@@ -423,9 +598,35 @@ final class DockerSandbox implements ConfinedFilesSandbox {
         return created.getId();
     }
 
-    private ExecCreateCmdResponse createExec(List<String> argv, List<String> env, boolean feeds) {
+    /**
+     * Creates an exec, attached to its stdin and/or its output; a container that stopped (a limit, a
+     * crash) is started again first. Its work area is a tmpfs volume, so it comes back empty (a
+     * disk-backed one could not hold its size limit on every engine).
+     */
+    private ExecCreateCmdResponse createExecRestarting(List<String> argv, List<String> env, boolean stdin,
+            boolean output) {
+        try {
+            return createExec(argv, env, stdin, output);
+        } catch (RuntimeException failure) {
+            if (Engine.isNotFound(failure)) {
+                throw backend.containerGone(containerName);
+            }
+            if (!Engine.isConflict(failure)) {
+                throw backend.engineFailure("start a command in container " + containerName, failure);
+            }
+            backend.restart(this);
+            ensureWorkDir();
+            try {
+                return createExec(argv, env, stdin, output);
+            } catch (RuntimeException again) {
+                throw backend.engineFailure("start a command in container " + containerName, again);
+            }
+        }
+    }
+
+    private ExecCreateCmdResponse createExec(List<String> argv, List<String> env, boolean stdin, boolean output) {
         return engine.streams().execCreateCmd(containerId).withCmd(argv.toArray(String[]::new)).withEnv(env)
-                .withAttachStdin(feeds).withAttachStdout(!feeds).withAttachStderr(!feeds).withTty(false)
+                .withAttachStdin(stdin).withAttachStdout(output).withAttachStderr(output).withTty(false)
                 .withWorkingDir("/").exec();
     }
 
@@ -528,9 +729,86 @@ final class DockerSandbox implements ConfinedFilesSandbox {
 
     // ---------------------------------------------------------------- files
 
+    /** The file primitives this call takes: the agent's where the container has one, the engine's otherwise. */
     @Override
     public ConfinedFiles<?> files() {
-        return files;
+        return agent().<ConfinedFiles<?>>map(this::agentFiles).orElse(files);
+    }
+
+    private AgentFiles agentFiles(ContainerAgent agent) {
+        return new AgentFiles(agent.connection(), backend.name(), filesIn, filesOut);
+    }
+
+    @Override
+    public void writeFile(String path, byte[] content, String workingDirectory) {
+        fileCall(false, "the file was written", primitives -> {
+            primitives.writeFile(path, content, workingDirectory);
+            return null;
+        });
+    }
+
+    @Override
+    public void mkdir(String path, String workingDirectory) {
+        fileCall(false, "the directory was made", primitives -> {
+            primitives.mkdir(path, workingDirectory);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<SandboxEntry> stat(String path, String workingDirectory) {
+        return fileCall(true, "a path was described", primitives -> primitives.stat(path, workingDirectory));
+    }
+
+    @Override
+    public byte[] readFile(String path, String workingDirectory, long maxBytes) {
+        return fileCall(true, "a file was read", primitives -> primitives.readFile(path, workingDirectory, maxBytes));
+    }
+
+    @Override
+    public List<SandboxEntry> listDir(String path, String workingDirectory) {
+        return fileCall(true, "a directory was listed", primitives -> primitives.listDir(path, workingDirectory));
+    }
+
+    @Override
+    public void remove(String path, String workingDirectory, boolean recursive) {
+        fileCall(false, "a path was removed", primitives -> {
+            primitives.remove(path, workingDirectory, recursive);
+            return null;
+        });
+    }
+
+    /**
+     * One file method through the agent where the container has one, else the archive endpoints.
+     * An agent whose stream breaks is replaced; a call that only looks ({@code readOnly}) is then
+     * made once more on the new agent (or the engine), one that changes the guest fails, since it may
+     * have taken effect. An agent that does not answer within its deadline is replaced too.
+     */
+    private <T> T fileCall(boolean readOnly, String during, Function<ConfinedFiles<?>, T> body) {
+        Optional<ContainerAgent> agent = agent();
+        if (agent.isEmpty()) {
+            return body.apply(files);
+        }
+        try {
+            return body.apply(agentFiles(agent.get()));
+        } catch (AgentConnectionFailed broken) {
+            SandboxException lost = agentLost(agent.get(), broken, during, Optional.empty());
+            if (!readOnly || lost instanceof SandboxDisposed) {
+                throw lost;
+            }
+            Optional<ContainerAgent> fresh = agent();
+            if (fresh.isEmpty()) {
+                return body.apply(files);
+            }
+            try {
+                return body.apply(agentFiles(fresh.get()));
+            } catch (AgentConnectionFailed again) {
+                throw agentLost(fresh.get(), again, during, Optional.empty());
+            }
+        } catch (SandboxTimeoutException unanswered) {
+            checkResponsive(agent.get());
+            throw unanswered;
+        }
     }
 
     /**

@@ -30,6 +30,7 @@ final class Engine implements AutoCloseable {
     private static final int MAX_ERROR_BODY = 4096;
 
     private final URI host;
+    private final Duration commandTimeout;
     private final DockerHttpClient controlTransport;
     private final DockerHttpClient streamTransport;
     private final DockerClient control;
@@ -37,6 +38,7 @@ final class Engine implements AutoCloseable {
 
     private Engine(URI host, Duration connectTimeout, Duration commandTimeout) {
         this.host = host;
+        this.commandTimeout = commandTimeout;
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host.toString()).build();
         this.controlTransport = new ZerodepDockerHttpClient.Builder().dockerHost(host).maxConnections(MAX_CONNECTIONS)
@@ -58,6 +60,17 @@ final class Engine implements AutoCloseable {
     /** Whether the JVM and the engine share a file system, so a host directory can be mounted. */
     boolean isLocal() {
         return "unix".equals(host.getScheme());
+    }
+
+    /** The engine's unix socket, for a stream taken over from it ({@link HijackedExec}); empty for tcp. */
+    java.util.Optional<java.nio.file.Path> socketPath() {
+        return isLocal() && host.getPath() != null && !host.getPath().isEmpty()
+                ? java.util.Optional.of(java.nio.file.Path.of(host.getPath())) : java.util.Optional.empty();
+    }
+
+    /** The bound on each control call. */
+    Duration commandTimeout() {
+        return commandTimeout;
     }
 
     DockerClient control() {

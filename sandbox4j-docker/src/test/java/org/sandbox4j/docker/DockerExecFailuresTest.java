@@ -193,13 +193,14 @@ class DockerExecFailuresTest {
 
     /**
      * An image whose {@code sh} is gone (here the guest, root in its own container with a writable
-     * root file system, moved it): the engine's runtime cannot start the wrapper, says so, and
-     * exits 126 or 127. That is the engine's failure, never the command's exit code or output.
+     * root file system, moved it): on the engine's path (a container without the agent), the
+     * engine's runtime cannot start the wrapper, says so, and exits 126 or 127. That is the engine's
+     * failure, never the command's exit code or output.
      */
     @Test
     void anEngineThatCannotStartTheCommandIsALauncherFailure() {
         String workDir = freshWorkDir();
-        Sandbox sandbox = acquire(workDir, builder -> builder.user(0, 0).readOnlyRoot(false));
+        Sandbox sandbox = acquire(workDir, builder -> builder.user(0, 0).readOnlyRoot(false).guestAgent(false));
         ExecResult moved = sandbox.exec(Command.argv("mv", "/usr/bin/dash", "/usr/bin/dash-moved"),
                 ExecOptions.in("/", TIMEOUT));
         assertThat(moved.exitCode()).as(moved.stderrText()).isZero();
@@ -209,5 +210,22 @@ class DockerExecFailuresTest {
                     .hasMessageContaining("could not start")
                     .hasMessageContaining("nothing ran");
         }
+    }
+
+    /**
+     * The same image through the agent, which needs no shell: an argv runs, and a shell line's
+     * missing {@code sh} is a missing program (127, named on stderr), as any other.
+     */
+    @Test
+    void throughTheAgentAnArgvNeedsNoShell() {
+        String workDir = freshWorkDir();
+        Sandbox sandbox = acquire(workDir, builder -> builder.user(0, 0).readOnlyRoot(false));
+        ExecResult moved = sandbox.exec(Command.argv("mv", "/usr/bin/dash", "/usr/bin/dash-moved"),
+                ExecOptions.in("/", TIMEOUT));
+        assertThat(moved.exitCode()).as(moved.stderrText()).isZero();
+        assertThat(sandbox.exec(Command.argv("true"), ExecOptions.in(workDir, TIMEOUT)).exitCode()).isZero();
+        ExecResult shell = sandbox.exec(Command.shell("true"), ExecOptions.in(workDir, TIMEOUT));
+        assertThat(shell.exitCode()).isEqualTo(127);
+        assertThat(shell.stderrText()).contains("'sh': not found").doesNotContain(LAUNCHER_WORDS);
     }
 }

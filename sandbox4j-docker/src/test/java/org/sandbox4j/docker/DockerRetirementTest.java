@@ -12,6 +12,8 @@ import com.github.dockerjava.api.command.InspectVolumeResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxException;
@@ -44,24 +46,28 @@ class DockerRetirementTest {
     }
 
     /**
-     * The guest fills its process limit and keeps it full, so the second exec that would kill the
-     * timed-out command cannot even start: the container is retired, and another process's
-     * acquire of the same key replaces it.
+     * The guest fills its process limit and keeps it full from a session of its own (out of reach
+     * of the agent's process-group kill), so the second exec that would kill what the timed-out
+     * command left cannot even start: the container is retired, and another process's acquire of
+     * the same key replaces it. Through the agent and on the engine's path alike.
      */
-    @Test
-    void aCommandThatCannotBeKilledRetiresItsContainer() {
+    @ParameterizedTest(name = "guest agent {0}")
+    @ValueSource(booleans = {true, false})
+    void aCommandThatCannotBeKilledRetiresItsContainer(boolean guestAgent) {
         SandboxKey key = key("unkillable");
-        try (DockerBackend first = target.builder().limits(DockerLimits.DEFAULT.withProcesses(24)).build();
-                DockerBackend second = target.builder().limits(DockerLimits.DEFAULT.withProcesses(24)).build()) {
+        DockerLimits limits = DockerLimits.DEFAULT.withProcesses(24);
+        try (DockerBackend first = target.builder().limits(limits).guestAgent(guestAgent).build();
+                DockerBackend second = target.builder().limits(limits).guestAgent(guestAgent).build()) {
             try {
                 DockerSandbox sandbox = (DockerSandbox) first.acquire(key, SPEC);
                 String workDir = SPEC.workDirIn(sandbox);
                 sandbox.writeFile("kept.txt", "kept".getBytes(), workDir);
                 String retiredId = sandbox.containerId();
-                // Children that sleep, and a parent that forks whenever a slot frees: the limit stays full.
-                String hog = String.join("\n", "import os, time", "while True:", "    try:",
-                        "        if os.fork() == 0:", "            time.sleep(600)", "            os._exit(0)",
-                        "    except OSError:", "        time.sleep(0.01)");
+                // In a session of its own, children that sleep and a parent that forks whenever a slot frees:
+                // the limit stays full.
+                String hog = String.join("\n", "import os, time", "if os.fork() == 0:", "  os.setsid()",
+                        "  while True:", "    try:", "        if os.fork() == 0:", "            time.sleep(600)",
+                        "            os._exit(0)", "    except OSError:", "        time.sleep(0.01)", "time.sleep(600)");
                 assertThatThrownBy(() -> sandbox.exec(List.of("python3", "-c", hog), workDir, Duration.ofSeconds(3)))
                         .isInstanceOf(SandboxTimeoutException.class);
 
