@@ -32,8 +32,11 @@ class ModuleDependencyRulesTest {
             Map.entry("sandbox4j-core", Set.of()),
             Map.entry("sandbox4j-testkit", Set.of("sandbox4j-core")),
             Map.entry("sandbox4j-egress", Set.of("sandbox4j-core", "sandbox4j-testkit")),
-            Map.entry("sandbox4j-local", Set.of("sandbox4j-core", "sandbox4j-egress", "sandbox4j-testkit")),
-            Map.entry("sandbox4j-docker", Set.of("sandbox4j-core", "sandbox4j-egress", "sandbox4j-testkit")),
+            // The backends that keep a sandbox alive run the one guest agent (ARCHITECTURE.md, "the guest agent").
+            Map.entry("sandbox4j-local", Set.of("sandbox4j-core", "sandbox4j-egress", "sandbox4j-agent",
+                    "sandbox4j-testkit")),
+            Map.entry("sandbox4j-docker", Set.of("sandbox4j-core", "sandbox4j-egress", "sandbox4j-agent",
+                    "sandbox4j-testkit")),
             Map.entry("sandbox4j-sbx", Set.of("sandbox4j-core", "sandbox4j-testkit")),
             Map.entry("sandbox4j-aca", Set.of("sandbox4j-core", "sandbox4j-testkit")),
             Map.entry("sandbox4j-agent", Set.of("sandbox4j-core", "sandbox4j-testkit")),
