@@ -213,9 +213,14 @@ public final class InteractiveSuite {
     /** A go-file child (bound $1 s, marker $2) holds stdout open; the leader exits 0 at once. */
     private static final String LEAVES_A_CHILD_SCRIPT = CHILD + " tck-child \"$1\" \"$2\" & echo leader-done; exit 0";
 
-    /** Writes {@value #BLOCK_BYTES}-byte blocks forever, counting each one written into $1. */
+    /**
+     * Writes {@value #BLOCK_BYTES}-byte blocks forever, counting each one written into $1. The count is
+     * replaced by a rename, never rewritten in place: a read between the truncation and the write of
+     * {@code echo > $1} would see no count at all, on a backend fast enough to read right then.
+     */
     private static final String FLOOD_COUNTING_SCRIPT = "i=0; while :; do dd if=/dev/zero bs=" + BLOCK_BYTES
-            + " count=1 2>/dev/null || exit 1; i=$((i + 1)); echo \"$i\" > \"$1\"; done";
+            + " count=1 2>/dev/null || exit 1; i=$((i + 1)); echo \"$i\" > \"$1.next\" && mv -f \"$1.next\" \"$1\"; "
+            + "done";
 
     /**
      * Lists every /proc/PID/environ holding $1 (NULs dropped by the substitution do not matter to a
