@@ -1041,12 +1041,24 @@ struct child_setup {
 
 /* In a command's own user namespace (whose maps its init wrote): no nested user namespace, exec_uid:exec_gid
    without supplementary groups, and no capability in any set, the bounding set included. 0, or -1 with errno. */
+static int setgroups_denied(void) {
+    char text[16] = "";
+    int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    return n > 0 && strncmp(text, "deny", 4) == 0;
+}
+
 static int confine_in_userns(void) {
     /* the limit is per user namespace: 0 here refuses every user namespace made in this one */
     int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write_all(fd, "0", 1) < 0) { int err = errno; if (fd >= 0) close(fd); errno = err; return -1; }
     close(fd);
-    if (setgroups(0, NULL) < 0 || setresgid((gid_t) exec_gid, (gid_t) exec_gid, (gid_t) exec_gid) < 0
+    /* a namespace made where setgroups is denied (bubblewrap's, unless it runs as root) keeps the groups it was
+       given, as every command bubblewrap itself starts does */
+    if (setgroups(0, NULL) < 0 && !(errno == EPERM && setgroups_denied())) return -1;
+    if (setresgid((gid_t) exec_gid, (gid_t) exec_gid, (gid_t) exec_gid) < 0
         || setresuid((uid_t) exec_uid, (uid_t) exec_uid, (uid_t) exec_uid) < 0)
         return -1;
     /* root in this namespace (exec_uid 0) gains nothing at execve either */
