@@ -42,6 +42,7 @@ final class AgentProcess implements GuestProcess.Driver {
     /** Besides its output credit, what a process may have waiting: its small frames (acks, EXIT). */
     private static final long SMALL_FRAMES_BYTES = 64 * 1024;
     private static final long NO_DEADLINE = Long.MAX_VALUE / 2;
+    private static final int SIGKILL = 9;
 
     private final AgentConnection connection;
     private final PendingCall call;
@@ -68,6 +69,12 @@ final class AgentProcess implements GuestProcess.Driver {
 
     static SandboxProcess start(AgentConnection connection, List<String> argv, String cwd, Map<String, String> env,
             ProcessOptions options, String shellLine, String sandboxId, BooleanSupplier sandboxDisposed) {
+        return launch(connection, argv, cwd, env, options, shellLine, sandboxId, sandboxDisposed).handle;
+    }
+
+    /** As {@link #start}, returning the driver (whose {@link #killForDisposal} a backend sharing one agent needs). */
+    static AgentProcess launch(AgentConnection connection, List<String> argv, String cwd, Map<String, String> env,
+            ProcessOptions options, String shellLine, String sandboxId, BooleanSupplier sandboxDisposed) {
         if (argv.isEmpty()) {
             throw new IllegalArgumentException("a process needs a program: the argv is empty");
         }
@@ -89,7 +96,7 @@ final class AgentProcess implements GuestProcess.Driver {
             } else {
                 daemon("pump", process::pump);
             }
-            return handle;
+            return process;
         } catch (RuntimeException failed) {
             connection.unregister(call);
             handle.abandon();
@@ -225,6 +232,23 @@ final class AgentProcess implements GuestProcess.Driver {
         }
     }
 
+    /** The handle the caller holds. */
+    GuestProcess handle() {
+        return handle;
+    }
+
+    /**
+     * Kills the tree as a disposal does, not through the handle: its EXIT (a death by SIGKILL) then
+     * ends the handle as disposed of, since {@link #sandboxDisposed} says so by then.
+     */
+    void killForDisposal() {
+        try {
+            connection.send(AgentProtocol.KILL, call.id(), Payload.empty());
+        } catch (AgentConnectionFailed gone) {
+            // The session ended: its commands are gone.
+        }
+    }
+
     @Override
     public boolean sandboxDisposed() {
         return sandboxDisposed.getAsBoolean();
@@ -248,6 +272,12 @@ final class AgentProcess implements GuestProcess.Driver {
                 }
             }
         } catch (AgentConnectionFailed broken) {
+            if (sandboxDisposed.getAsBoolean()) {
+                // The disposal ended the agent itself (its namespace or container), and the command with it.
+                finish(new AgentExit(AgentExit.SIGNAL_EXIT_BASE + SIGKILL, AgentProtocol.LAUNCH_RAN,
+                        AgentProtocol.TREE_ENDED));
+                return;
+            }
             lose(new SandboxException("backend '" + connection.backendName() + "': the connection to the guest agent "
                     + "broke while " + GuestText.quote(shellLine) + " ran: " + broken.getMessage(), broken));
         } catch (RuntimeException failed) {
