@@ -1175,6 +1175,7 @@ static void ns_init(const struct child_setup *setup) {
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the agent gone: the namespace goes too */
+    prctl(PR_SET_DUMPABLE, 0); /* the command may see it as PID 1: its memory and descriptors stay out of reach */
     /* its descriptors at fixed numbers, none of the agent's others (another exec's stdin would never close) */
     int devnull = setup->stdin_fd >= 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
     int from[5] = {lift_fd(setup->stdin_fd >= 0 ? setup->stdin_fd : devnull), lift_fd(setup->stdout_fd),
