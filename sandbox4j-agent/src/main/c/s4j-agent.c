@@ -189,6 +189,11 @@ static int marker_kill;       /* --marker-kill: a kill also scans /proc for the 
 static int exec_namespaces;   /* --exec-namespaces: each exec gets an init in new PID and mount namespaces */
 static const char *exec_tmpfs[MAX_EXEC_TMPFS]; /* --exec-tmpfs: empty tmpfs mounts each exec gets */
 static int exec_tmpfs_count;
+static int exec_tmpfs_sized;
+/* --exec-tmpfs-size: each of those mounts' size=; as a fresh bwrap's --size bounds its /tmp, so no exec can fill
+   memory through them. Empty = the kernel's default (half of RAM). */
+static char exec_tmpfs_options[64] = "mode=1777";
+#define EXEC_TMPFS_SIZE_MAX (1ULL << 40)
 static long exec_uid = -1, exec_gid = -1; /* --exec-user: commands get a user namespace of their own as this */
 static char marker_prefix[32];  /* S4J_EXEC=<agent id>- : every exec's marker starts with it */
 static unsigned long marker_counter;
@@ -1191,7 +1196,7 @@ static void ns_init(const struct child_setup *setup) {
         || mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
         child_fail(3, fail_stage, errno);
     for (int i = 0; i < exec_tmpfs_count; i++)
-        if (mount("tmpfs", exec_tmpfs[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+        if (mount("tmpfs", exec_tmpfs[i], "tmpfs", MS_NOSUID | MS_NODEV, exec_tmpfs_options) < 0)
             child_fail(3, fail_stage, errno);
     int signals = signalfd(-1, &all, SFD_CLOEXEC);
     int go[2];
@@ -2384,7 +2389,8 @@ static void init_marker_prefix(void) {
 static void usage(void) {
     fprintf(stderr, "usage: s4j-agent [--init] [--no-cgroup] [--user UID:GID] [--pids-max N] "
                     "(--stdio | --port DEVICE | --virtio-name NAME)\n"
-                    "                 [--marker-kill] [--exec-namespaces [--exec-tmpfs DIR,...] [--exec-user UID:GID]]\n"
+                    "                 [--marker-kill] [--exec-namespaces [--exec-tmpfs DIR,... [--exec-tmpfs-size BYTES]]\n"
+                    "                 [--exec-user UID:GID]]\n"
                     "                 [--egress-virtio-name NAME | --egress-port PATH] [--egress-listen IPV4:PORT]\n");
     exit(2);
 }
@@ -2402,6 +2408,13 @@ int main(int argc, char **argv) {
                 if (dir[0] != '/' || exec_tmpfs_count >= MAX_EXEC_TMPFS) usage();
                 exec_tmpfs[exec_tmpfs_count++] = dir;
             }
+        } else if (strcmp(argv[i], "--exec-tmpfs-size") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long size = strtoull(argv[++i], &end, 10);
+            if (errno || !end || *end || argv[i][0] < '1' || argv[i][0] > '9' || size > EXEC_TMPFS_SIZE_MAX) usage();
+            snprintf(exec_tmpfs_options, sizeof exec_tmpfs_options, "mode=1777,size=%llu", size);
+            exec_tmpfs_sized = 1;
         } else if (strcmp(argv[i], "--exec-user") == 0 && i + 1 < argc) {
             if (sscanf(argv[++i], "%ld:%ld", &exec_uid, &exec_gid) != 2 || exec_uid < 0 || exec_gid < 0
                 || exec_uid > 0xfffffffeL || exec_gid > 0xfffffffeL)
@@ -2423,6 +2436,7 @@ int main(int argc, char **argv) {
     if (stdio_mode == (port != NULL || virtio_name != NULL) || (port && virtio_name)) usage();
     if (egress_virtio_name && egress_port_path) usage();
     if ((exec_tmpfs_count > 0 || exec_uid >= 0) && !exec_namespaces) usage();
+    if (exec_tmpfs_sized && exec_tmpfs_count == 0) usage();
     init_marker_prefix();
     if (egress_virtio_name || egress_port_path) egress_due = 0; /* started by the loop below */
     agent_pid = getpid();

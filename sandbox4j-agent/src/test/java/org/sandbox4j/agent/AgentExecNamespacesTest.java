@@ -94,6 +94,17 @@ class AgentExecNamespacesTest {
     }
 
     @Test
+    void eachTemporaryDirectoryHoldsNoMoreThanItsSize() {
+        long mib = ResidentLaunchers.TMPFS_BYTES >> 20;
+        for (String directory : List.of("/tmp", "/var/tmp", "/dev/shm")) {
+            ExecResult filled = run("dd if=/dev/zero of=" + directory + "/fill bs=1M count=" + (mib + 4)
+                    + " 2>&1; echo status=$?; du -m " + directory + "/fill | cut -f1");
+            assertThat(filled.stdoutText()).as(directory).contains("No space left on device").contains("status=1")
+                    .endsWith("\n" + mib + "\n");
+        }
+    }
+
+    @Test
     void noUserNamespaceMountOrUnmountFromInside() {
         ExecResult result = run("unshare -U true; echo userns=$?; unshare -m true; echo mountns=$?; "
                 + "umount /tmp 2>/dev/null; echo umount=$?");

@@ -14,7 +14,10 @@ final class ResidentLaunchers {
     static final List<String> MARKER_KILL_OPTIONS = List.of("--marker-kill");
     /** What a bubblewrap backend will pass: each exec its own namespaces, empty temporary directories, nobody. */
     static final List<String> EXEC_NAMESPACES_OPTIONS = List.of("--exec-namespaces", "--exec-tmpfs",
-            "/tmp,/var/tmp,/dev/shm", "--exec-user", "65534:65534");
+            "/tmp,/var/tmp,/dev/shm", "--exec-tmpfs-size", Long.toString(ResidentLaunchers.TMPFS_BYTES),
+            "--exec-user", "65534:65534");
+    /** Each exec's temporary directories hold at most this much apiece. */
+    static final long TMPFS_BYTES = 8L << 20;
     /** The capabilities the agent keeps in bubblewrap's user namespace: what it needs to make the execs' namespaces. */
     static final String BWRAP_CAPABILITIES = "CAP_SYS_ADMIN,CAP_SETPCAP,CAP_SETUID,CAP_SETGID,CAP_SETFCAP";
 
