@@ -16,7 +16,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/random.h>
+#include <linux/securebits.h>
 #include <linux/sched.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -31,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -43,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AGENT_NAME "s4j-agent 1.1"
+#define AGENT_NAME "s4j-agent 1.2"
 #define PROTO_VERSION 1
 #define MAGIC 0x5334
 #define HEADER_LEN 8 /* magic, version, type, id: what frame_length counts besides the payload */
@@ -69,6 +72,18 @@
 #define LIST_BATCH (60 * 1024)
 #define TREE_DEPTH_MAX 256
 #define RECONNECT_POLL_MS 50
+/* --marker-kill: every exec's environment starts with S4J_EXEC=<agent id>-<exec number>; a kill scans /proc */
+#define MARKER_NAME "S4J_EXEC"
+#define MARKER_MAX 64
+#define ENVIRON_CHUNK (64 * 1024)
+#define ENVIRON_SCAN_MAX (8 * 1024 * 1024) /* more than execve lets an environment be (a quarter of the stack limit) */
+#define KILL_ROUNDS 50                     /* scans before survivors are reported (a process may fork mid-scan) */
+#define KILL_BOUND_MS 3000
+#define KILL_PAUSE_MAX_US 50000
+/* --exec-namespaces: the per-exec init forwards the host's signals, carried on this one (value: signo | scope << 8) */
+#define CARRIER_SIGNAL SIGRTMAX
+#define MAX_EXEC_TMPFS 8
+#define OUT_PIPE_SIZE (256 * 1024) /* fewer wake-ups per byte; 64 execs x 2 stay well inside pipe-user-pages-soft */
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* the egress tunnel: its own framing on its own port (PROTOCOL.md, "The egress tunnel") */
@@ -107,9 +122,14 @@ enum error_code {
 enum egress_type { ET_HELLO = 1, ET_OPEN = 2, ET_DATA = 3, ET_EOF = 4, ET_CLOSE = 5, ET_CREDIT = 6 };
 
 enum launch { LAUNCH_RAN = 0, LAUNCH_NOT_FOUND = 1, LAUNCH_NOT_EXECUTABLE = 2 };
-enum stage { STAGE_CHDIR = 1, STAGE_EXEC = 2, STAGE_CREDENTIALS = 3 };
-enum exec_flag { EXEC_STDIN = 1, EXEC_AS_AGENT = 2 };
-enum hello_flag { HELLO_PID1 = 1, HELLO_CGROUP_KILL = 2, HELLO_LEASE = 4 };
+enum stage { STAGE_CHDIR = 1, STAGE_EXEC = 2, STAGE_CREDENTIALS = 3, STAGE_NAMESPACE = 4 };
+enum exec_flag { EXEC_STDIN = 1, EXEC_AS_AGENT = 2, EXEC_END_TREE = 4 };
+enum hello_flag {
+    HELLO_PID1 = 1, HELLO_CGROUP_KILL = 2, HELLO_LEASE = 4, HELLO_MARKER_KILL = 8, HELLO_EXEC_NAMESPACES = 16,
+    HELLO_EXEC_USER = 32, HELLO_TREE_REPORT = 64
+};
+/* EXIT's last field: what became of the exec's tree */
+enum tree { TREE_UNKNOWN = 0, TREE_ENDED = 1, TREE_SURVIVED = 2 };
 
 /* ---------- state ---------- */
 
@@ -128,6 +148,12 @@ struct exec {
     int status;
     char cgroup[320];    /* empty when none */
     int cgroup_fd;       /* open while the exec lives: it goes back to the spares with it */
+    int end_tree;        /* EXEC_END_TREE: the tree is ended when the leader exits */
+    int tree_done;       /* the tree was ended (or the kill gave up): tree says how */
+    int tree;            /* enum tree, reported in EXIT */
+    int ns_init;         /* --exec-namespaces: pid is the exec's init, PID 1 of its own namespace */
+    int exit_fd;         /* the init's report of the command's wait status; -1 when none */
+    char marker[MARKER_MAX]; /* --marker-kill: the exec's S4J_EXEC=... entry */
 };
 
 struct file_write {
@@ -158,7 +184,15 @@ struct egress_stream {
 static int in_fd = -1, out_fd = -1;
 static int stdio_mode;
 static int no_cgroup;         /* --no-cgroup: kill by process group only */
+static int marker_kill;       /* --marker-kill: a kill also scans /proc for the exec's marker */
+static int exec_namespaces;   /* --exec-namespaces: each exec gets an init in new PID and mount namespaces */
+static const char *exec_tmpfs[MAX_EXEC_TMPFS]; /* --exec-tmpfs: empty tmpfs mounts each exec gets */
+static int exec_tmpfs_count;
+static long exec_uid = -1, exec_gid = -1; /* --exec-user: commands get a user namespace of their own as this */
+static char marker_prefix[32];  /* S4J_EXEC=<agent id>- : every exec's marker starts with it */
+static unsigned long marker_counter;
 static int pid1;
+static int init_mode;         /* --init: the microVM's PID 1, which sets the guest's system up */
 static int session;           /* a HELLO was answered */
 static int port_down;         /* virtio port: host side closed, retry later */
 static int port_async;        /* SIGIO armed on the port: the kernel signals the host's return */
@@ -781,15 +815,115 @@ static void write_file(const char *path, const char *text) {
     close(fd);
 }
 
-static void kill_tree(struct exec *e) {
-    e->killed = 1;
+static void reap(void);
+
+/* Whether the NUL-separated environment read from fd holds an entry equal to want (prefix: starting with it).
+   Reads at most ENVIRON_SCAN_MAX bytes, in chunks. */
+static int environ_matches(int fd, const char *want, size_t want_len, int prefix) {
+    static char chunk[ENVIRON_CHUNK];
+    size_t pos = 0, total = 0; /* pos: index in the current entry */
+    int matching = 1;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return 0;
+        for (ssize_t i = 0; i < n; i++) {
+            char c = chunk[i];
+            if (matching) {
+                if (pos < want_len) matching = c == want[pos];
+                else if (prefix || c == 0) return 1;
+                else matching = 0;
+            }
+            if (c == 0) { pos = 0; matching = 1; }
+            else pos++;
+        }
+        total += (size_t) n;
+        if (total >= ENVIRON_SCAN_MAX) return 0;
+    }
+}
+
+/* One scan of /proc: SIGKILL to every live process (not this agent) whose environment holds the marker, or
+   whose process group or session is group (> 0). Returns how many it found. */
+static int kill_marked_once(const char *want, int prefix, pid_t group) {
+    int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc < 0) return 0;
+    DIR *d = fdopendir(proc);
+    if (!d) { close(proc); return 0; }
+    size_t want_len = strlen(want);
+    pid_t self = getpid();
+    int found = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(entry->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == self) continue;
+        char path[64], stat_text[512];
+        snprintf(path, sizeof path, "%ld/stat", pid);
+        int fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, stat_text, sizeof stat_text - 1);
+        close(fd);
+        if (n <= 0) continue;
+        stat_text[n] = 0;
+        char state = 0;
+        long ppid = 0, pgrp = 0, session_id = 0;
+        char *after = strrchr(stat_text, ')'); /* the command name may hold anything but ends at the last ')' */
+        if (!after || sscanf(after + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session_id) != 4) continue;
+        if (state == 'Z' || state == 'X') continue; /* dead: only its parent's wait removes it */
+        int match = group > 0 && (pgrp == group || session_id == group);
+        if (!match) {
+            snprintf(path, sizeof path, "%ld/environ", pid);
+            fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            match = environ_matches(fd, want, want_len, prefix);
+            close(fd);
+        }
+        if (match && kill((pid_t) pid, SIGKILL) == 0) found++;
+    }
+    closedir(d);
+    return found;
+}
+
+/* Kills every process carrying the marker until a scan finds none alive, within KILL_ROUNDS and KILL_BOUND_MS;
+   orphans the kill makes come back to this agent (a subreaper) and are reaped between scans. */
+static int kill_marked(const char *want, int prefix, pid_t group) {
+    long long until = monotonic_ms() + KILL_BOUND_MS;
+    useconds_t pause_us = 1000;
+    for (int round = 0; round < KILL_ROUNDS; round++) {
+        if (kill_marked_once(want, prefix, group) == 0) return TREE_ENDED;
+        if (monotonic_ms() >= until) break;
+        usleep(pause_us);
+        if (pause_us < KILL_PAUSE_MAX_US) pause_us *= 2;
+        reap();
+    }
+    logf_("processes carrying %s survived %d kill rounds", want, KILL_ROUNDS);
+    return TREE_SURVIVED;
+}
+
+/* Ends the exec's whole tree by the strongest means the agent has; returns enum tree. */
+static int end_tree(struct exec *e) {
+    if (e->ns_init) {
+        if (!e->exited) kill(e->pid, SIGKILL); /* PID 1 of the exec's namespace: the kernel ends all of it */
+        return TREE_ENDED;
+    }
+    int tree = TREE_UNKNOWN;
     if (e->cgroup[0]) {
         char path[352];
         snprintf(path, sizeof path, "%s/cgroup.kill", e->cgroup);
         write_file(path, "1");
+        tree = TREE_ENDED;
     }
     kill(-e->pid, SIGKILL); /* the exec's own process group; its pid stays reserved while the group lives */
     if (!e->exited) kill(e->pid, SIGKILL);
+    if (e->marker[0]) tree = kill_marked(e->marker, 0, e->pid);
+    return tree;
+}
+
+static void kill_tree(struct exec *e) {
+    e->killed = 1;
+    if (e->tree_done && !e->ns_init) return; /* ended already, when its leader exited */
+    e->tree = end_tree(e);
+    e->tree_done = 1;
 }
 
 /* Whether a cgroup holds no process (and so none can join it: only we write cgroup.procs). */
@@ -840,6 +974,7 @@ static void give_back_cgroup(const char *path, int fd) {
 }
 
 static void free_exec(struct exec *e) {
+    if (e->exit_fd >= 0) close(e->exit_fd);
     close_fd(&e->out[1]);
     close_fd(&e->out[2]);
     close_fd(&e->in);
@@ -854,6 +989,7 @@ static void end_session(void) {
             kill_tree(&execs[i]);
             free_exec(&execs[i]);
         }
+    if (marker_kill && !exec_namespaces && session) kill_marked(marker_prefix, 1, 0); /* what finished execs left behind, too */
     for (int i = 0; i < MAX_WRITES; i++)
         if (writes[i].used) abort_write(&writes[i]);
     session = 0;
@@ -896,10 +1032,47 @@ static void child_fail(int status_fd, int stage, int err) {
 /* What the child of an exec needs, read before it runs its program. */
 struct child_setup {
     int stdin_fd, stdout_fd, stderr_fd, status_fd, procs_fd; /* stdin_fd -1: /dev/null; procs_fd -1: none */
+    int exit_fd;  /* --exec-namespaces: where the init reports the command's wait status */
     int as_user;
+    int userns;   /* --exec-user: the command is in a user namespace of its own, as exec_uid:exec_gid */
     const char *cwd;
     char **argv, **env;
 };
+
+/* In a command's own user namespace (whose maps its init wrote): no nested user namespace, exec_uid:exec_gid
+   without supplementary groups, and no capability in any set, the bounding set included. 0, or -1 with errno. */
+static int setgroups_denied(void) {
+    char text[16] = "";
+    int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    return n > 0 && strncmp(text, "deny", 4) == 0;
+}
+
+static int confine_in_userns(void) {
+    /* the limit is per user namespace: 0 here refuses every user namespace made in this one */
+    int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write_all(fd, "0", 1) < 0) { int err = errno; if (fd >= 0) close(fd); errno = err; return -1; }
+    close(fd);
+    /* a namespace made where setgroups is denied (bubblewrap's, unless it runs as root) keeps the groups it was
+       given, as every command bubblewrap itself starts does */
+    if (setgroups(0, NULL) < 0 && !(errno == EPERM && setgroups_denied())) return -1;
+    if (setresgid((gid_t) exec_gid, (gid_t) exec_gid, (gid_t) exec_gid) < 0
+        || setresuid((uid_t) exec_uid, (uid_t) exec_uid, (uid_t) exec_uid) < 0)
+        return -1;
+    /* root in this namespace (exec_uid 0) gains nothing at execve either */
+    if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP
+              | SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) < 0)
+        return -1;
+    for (int cap = 0; cap <= 63; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) return -1;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) return -1;
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct none[2];
+    memset(none, 0, sizeof none);
+    return (int) syscall(SYS_capset, &header, none);
+}
 
 /* The child: its own session, the sandbox user's identity, then the program; never returns. With
    CLONE_VM it shares the agent's memory (the agent waits until it execs or exits): it writes only its
@@ -917,6 +1090,7 @@ static int exec_child(void *arg) {
     dup2(c->stdout_fd, 1);
     dup2(c->stderr_fd, 2);
     umask(022);
+    if (c->userns && confine_in_userns() < 0) child_fail(c->status_fd, STAGE_CREDENTIALS, errno);
     /* no_new_privs before the identity change: no setuid binary or file capability raises it again */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) child_fail(c->status_fd, STAGE_CREDENTIALS, errno);
     if (c->as_user && (setgroups(0, NULL) < 0 || setresgid((gid_t) run_gid, (gid_t) run_gid, (gid_t) run_gid) < 0
@@ -979,12 +1153,133 @@ static pid_t spawn_child(struct child_setup *setup, int cgroup_fd) {
 #endif
 }
 
+/* Moves fd to at least 10 (clear of the numbers the init gives its descriptors); -1 stays -1. */
+static int lift_fd(int fd) {
+    return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
+
+/* Raw clone with fork's semantics (a copy of the memory, the child returns 0), plus namespace flags. */
+static pid_t clone_fork(unsigned long flags) {
+    return (pid_t) syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* PID 1 of one exec's PID and mount namespaces (--exec-namespaces): mounts a /proc of that namespace and the
+   --exec-tmpfs mounts, starts the command (in a user namespace of its own with --exec-user, whose maps it
+   writes), forwards the host's signals (carried by the agent on CARRIER_SIGNAL; the kernel tells them from the
+   guest's own by their sender, which an ancestor namespace's is not visible as) and ignores every other, reaps,
+   and when the command exits, reports its wait status on exit_fd and exits: the kernel then kills everything
+   left in the namespace. Never returns. */
+static void ns_init(const struct child_setup *setup) __attribute__((noreturn));
+static void ns_init(const struct child_setup *setup) {
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the agent gone: the namespace goes too */
+    prctl(PR_SET_DUMPABLE, 0); /* the command may see it as PID 1: its memory and descriptors stay out of reach */
+    /* its descriptors at fixed numbers, none of the agent's others (another exec's stdin would never close) */
+    int devnull = setup->stdin_fd >= 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int from[5] = {lift_fd(setup->stdin_fd >= 0 ? setup->stdin_fd : devnull), lift_fd(setup->stdout_fd),
+                   lift_fd(setup->stderr_fd), lift_fd(setup->status_fd), lift_fd(setup->exit_fd)};
+    for (int fd = 0; fd < 5; fd++)
+        if (from[fd] < 0 || dup2(from[fd], fd) < 0) _exit(127);
+    syscall(SYS_close_range, 5, ~0U, 0);
+    fcntl(3, F_SETFD, FD_CLOEXEC); /* the launch status: closed by the command's execve */
+    int fail_stage = STAGE_NAMESPACE;
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0
+        || mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        child_fail(3, fail_stage, errno);
+    for (int i = 0; i < exec_tmpfs_count; i++)
+        if (mount("tmpfs", exec_tmpfs[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+            child_fail(3, fail_stage, errno);
+    int signals = signalfd(-1, &all, SFD_CLOEXEC);
+    int go[2];
+    if (signals < 0 || pipe2(go, O_CLOEXEC) < 0) child_fail(3, fail_stage, errno);
+    pid_t command = clone_fork(setup->userns ? CLONE_NEWUSER : 0);
+    if (command < 0) child_fail(3, fail_stage, errno);
+    if (command == 0) {
+        close(4);
+        close(go[1]);
+        char byte;
+        if (setup->userns && read(go[0], &byte, 1) != 1) _exit(127); /* its maps are not written */
+        close(go[0]);
+        struct child_setup c = *setup;
+        c.stdin_fd = 0;
+        c.stdout_fd = 1;
+        c.stderr_fd = 2;
+        c.status_fd = 3;
+        c.procs_fd = -1;
+        _exit(exec_child(&c));
+    }
+    close(go[0]);
+    if (setup->userns) {
+        char path[64], map[64];
+        const char *files[3] = {"uid_map", "setgroups", "gid_map"};
+        for (int i = 0; i < 3; i++) {
+            if (i == 1) continue; /* setgroups: left "allow"; the command drops its groups itself */
+            /* exec_uid:exec_gid is the agent's own identity (the only one its namespace is sure to map) */
+            snprintf(map, sizeof map, "%ld %ld 1\n", i == 0 ? exec_uid : exec_gid,
+                     i == 0 ? (long) geteuid() : (long) getegid());
+            snprintf(path, sizeof path, "/proc/%d/%s", (int) command, files[i]);
+            int fd = open(path, O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || write_all(fd, map, strlen(map)) < 0) {
+                int err = errno;
+                kill(command, SIGKILL);
+                child_fail(3, STAGE_CREDENTIALS, err);
+            }
+            close(fd);
+        }
+        if (write_all(go[1], "1", 1) < 0) _exit(127);
+    }
+    close(go[1]);
+    close(3);
+    for (;;) {
+        struct signalfd_siginfo info;
+        ssize_t n = read(signals, &info, sizeof info);
+        if (n != (ssize_t) sizeof info) continue;
+        if (info.ssi_signo == SIGCHLD) {
+            int status;
+            pid_t pid;
+            while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+                if (pid == command) {
+                    write_all(4, &status, sizeof status);
+                    _exit(0);
+                }
+        } else if ((int) info.ssi_signo == CARRIER_SIGNAL && info.ssi_code == SI_QUEUE && info.ssi_pid == 0) {
+            /* from the agent: sent from outside this namespace, so no sender pid here. A guest that forges
+               one reaches only its own command, which it could signal itself */
+            int signo = info.ssi_int & 0xff, scope = (info.ssi_int >> 8) & 1;
+            kill(scope ? -command : command, signo);
+        }
+    }
+}
+
+/* Starts the exec's init in new PID and mount namespaces; returns its pid (in the agent's namespace). */
+static pid_t spawn_ns(const struct child_setup *setup) {
+    pid_t pid = clone_fork(CLONE_NEWPID | CLONE_NEWNS);
+    if (pid == 0) ns_init(setup);
+    return pid;
+}
+
+/* The exec's environment with its marker first: a copy of env, any S4J_EXEC entry of the host's left out. */
+static char **with_marker(char **env, const char *marker) {
+    size_t count = 0;
+    for (char **p = env; *p; p++) count++;
+    char **out = calloc(count + 2, sizeof *out);
+    if (!out) return NULL;
+    size_t n = 0;
+    out[n++] = (char *) marker;
+    for (char **p = env; *p; p++)
+        if (strncmp(*p, MARKER_NAME "=", sizeof MARKER_NAME) != 0) out[n++] = *p;
+    return out;
+}
+
 static void do_exec(uint32_t id, struct rd *r) {
     if (id == 0 || find_exec(id)) { send_error(id, E_ID_IN_USE, 0, "exec id %u is in use or 0", id); return; }
     struct exec *e = NULL;
     for (int i = 0; i < MAX_EXECS && !e; i++)
         if (!execs[i].used) e = &execs[i];
     if (!e) { send_error(id, E_LIMIT, 0, "more than %d running execs", MAX_EXECS); return; }
+    char **marked_env = NULL;
     uint32_t flags = g_u32(r);
     char *cwd = g_string(r, MAX_PATH_LEN);
     char **argv = g_string_list(r, 1, MAX_ARGS);
@@ -1001,23 +1296,39 @@ static void do_exec(uint32_t id, struct rd *r) {
     }
     if (window == 0) window = WINDOW_DEFAULT;
 
-    int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1}, procs = -1, cgroup_fd = -1;
-    char cgroup[320] = "";
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1}, status[2] = {-1, -1}, exited[2] = {-1, -1};
+    int procs = -1, cgroup_fd = -1;
+    char cgroup[320] = "", marker[MARKER_MAX] = "";
     int want_stdin = flags & EXEC_STDIN;
     /* the host's own setup (making the work dir) runs as the agent; every command runs as --user */
     int as_user = run_uid >= 0 && !(flags & EXEC_AS_AGENT);
+    int userns = exec_uid >= 0 && !(flags & EXEC_AS_AGENT);
     if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0
-        || (want_stdin && pipe2(in, O_CLOEXEC) < 0)) {
+        || (want_stdin && pipe2(in, O_CLOEXEC) < 0) || (exec_namespaces && pipe2(exited, O_CLOEXEC) < 0)) {
         send_error(id, E_LAUNCH, errno, "pipe: %s", strerror(errno));
         goto close_pipes;
     }
+    fcntl(out[0], F_SETPIPE_SZ, OUT_PIPE_SIZE); /* best effort: the default (64 KiB) otherwise */
+    fcntl(err[0], F_SETPIPE_SZ, OUT_PIPE_SIZE);
+    if (marker_kill && !exec_namespaces) {
+        snprintf(marker, sizeof marker, "%s%lu", marker_prefix, ++marker_counter);
+        if (!(marked_env = with_marker(env, marker))) {
+            send_error(id, E_LAUNCH, ENOMEM, "no memory for the environment");
+            goto close_pipes;
+        }
+    }
     if (cgroup_base[0]) take_cgroup(cgroup, sizeof cgroup, &cgroup_fd); /* else the process group alone */
     struct child_setup setup = {.stdin_fd = want_stdin ? in[0] : -1, .stdout_fd = out[1], .stderr_fd = err[1],
-                                .status_fd = status[1], .procs_fd = -1, .as_user = as_user, .cwd = cwd,
-                                .argv = argv, .env = env};
-    /* born in its cgroup: moving it there through cgroup.procs costs an RCU grace period (~10 ms on TCG) */
-    pid_t pid = spawn_child(&setup, cgroup_fd);
-    if (pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) { /* not x86-64, or a kernel before 5.7 */
+                                .status_fd = status[1], .procs_fd = -1, .exit_fd = exited[1], .as_user = as_user,
+                                .userns = userns, .cwd = cwd, .argv = argv, .env = marked_env ? marked_env : env};
+    pid_t pid;
+    if (exec_namespaces) {
+        pid = spawn_ns(&setup);
+    } else {
+        /* born in its cgroup: moving it there through cgroup.procs costs an RCU grace period (~10 ms on TCG) */
+        pid = spawn_child(&setup, cgroup_fd);
+    }
+    if (!exec_namespaces && pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) { /* not x86-64, or a kernel before 5.7 */
         if (cgroup_fd >= 0) setup.procs_fd = procs = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
         pid = fork();
         if (pid == 0) _exit(exec_child(&setup));
@@ -1029,6 +1340,7 @@ static void do_exec(uint32_t id, struct rd *r) {
     close_fd(&out[1]);
     close_fd(&err[1]);
     close_fd(&status[1]);
+    close_fd(&exited[1]);
     close_fd(&in[0]);
     if (procs >= 0) close(procs);
     int msg[2];
@@ -1039,6 +1351,8 @@ static void do_exec(uint32_t id, struct rd *r) {
         waitpid(pid, NULL, 0);
         if (msg[0] == STAGE_CREDENTIALS) {
             send_error(id, E_LAUNCH, msg[1], "dropping to the sandbox user: %s", strerror(msg[1]));
+        } else if (msg[0] == STAGE_NAMESPACE) {
+            send_error(id, E_LAUNCH, msg[1], "setting up the exec's namespaces: %s", strerror(msg[1]));
         } else if (msg[0] == STAGE_CHDIR) {
             uint16_t code = msg[1] == ENOENT ? E_CWD_NOT_FOUND : msg[1] == ENOTDIR ? E_CWD_NOT_DIRECTORY : E_LAUNCH;
             send_error(id, code, msg[1], "cwd %s: %s", cwd, strerror(msg[1]));
@@ -1048,6 +1362,7 @@ static void do_exec(uint32_t id, struct rd *r) {
             r_u8(0);
             r_u32(missing ? 127 : 126);
             r_u8(missing ? LAUNCH_NOT_FOUND : LAUNCH_NOT_EXECUTABLE);
+            r_u8(TREE_ENDED); /* nothing ran */
             r_send(T_EXIT, id);
         } else {
             send_error(id, E_LAUNCH, msg[1], "exec %s: %s", argv[0], strerror(msg[1]));
@@ -1066,6 +1381,12 @@ static void do_exec(uint32_t id, struct rd *r) {
     strcpy(e->cgroup, cgroup);
     e->cgroup_fd = cgroup_fd;
     cgroup_fd = -1;
+    e->end_tree = (flags & EXEC_END_TREE) != 0;
+    e->ns_init = exec_namespaces;
+    e->exit_fd = exited[0];
+    exited[0] = -1;
+    if (e->exit_fd >= 0) fcntl(e->exit_fd, F_SETFL, O_NONBLOCK);
+    strcpy(e->marker, marker);
     fcntl(e->out[1], F_SETFL, O_NONBLOCK);
     fcntl(e->out[2], F_SETFL, O_NONBLOCK);
     if (e->in >= 0) fcntl(e->in, F_SETFL, O_NONBLOCK);
@@ -1079,9 +1400,11 @@ close_pipes:
     close_fd(&err[0]); close_fd(&err[1]);
     close_fd(&in[0]); close_fd(&in[1]);
     close_fd(&status[0]); close_fd(&status[1]);
+    close_fd(&exited[0]); close_fd(&exited[1]);
     if (procs >= 0) close(procs);
     if (cgroup[0]) give_back_cgroup(cgroup, cgroup_fd); /* closes it */
 out:
+    free(marked_env); /* its strings are env's and marker's */
     free(cwd);
     free_strings(argv);
     free_strings(env);
@@ -1091,15 +1414,17 @@ out:
 static int pump_out(struct exec *e, int stream) {
     if (e->out[stream] < 0) return -1;
     if (e->credit[stream] == 0) return 0;
-    static uint8_t chunk[OUT_CHUNK];
     size_t want = e->credit[stream] < OUT_CHUNK ? e->credit[stream] : OUT_CHUNK;
-    ssize_t n = read(e->out[stream], chunk, want);
+    /* read straight into the frame's payload, after its stream and length fields: no copy */
+    r_reset();
+    r_u8((uint8_t) stream);
+    r_u32(0);
+    ssize_t n = read(e->out[stream], reply + reply_len, want);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
     if (n <= 0) { close_fd(&e->out[stream]); return -1; }
     e->credit[stream] -= (uint32_t) n;
-    r_reset();
-    r_u8((uint8_t) stream);
-    r_bytes(chunk, (size_t) n);
+    put_be(reply + 1, (uint64_t) n, 4);
+    reply_len += (size_t) n;
     r_send(T_OUT, e->id);
     return 1;
 }
@@ -1127,6 +1452,13 @@ static void pump_in(struct exec *e) {
 /* After the leader exited: forward what the pipes hold, then EXIT. Not waiting for EOF: see PROTOCOL.md. */
 static void try_finish(struct exec *e) {
     int settled = 1;
+    if (e->ns_init && !e->tree_done) {
+        e->tree = TREE_ENDED; /* its init exited: the kernel ended everything in its namespace with it */
+        e->tree_done = 1;
+    } else if (e->end_tree && !e->tree_done) {
+        e->tree = end_tree(e); /* leftovers holding the pipes die: what they wrote is still forwarded */
+        e->tree_done = 1;
+    }
     if (e->killed) { /* no credit will come for a killed command: drop what its pipes still hold */
         close_fd(&e->out[1]);
         close_fd(&e->out[2]);
@@ -1146,6 +1478,7 @@ static void try_finish(struct exec *e) {
         r_u32((uint32_t) WEXITSTATUS(e->status));
     }
     r_u8(LAUNCH_RAN);
+    r_u8((uint8_t) e->tree);
     r_send(T_EXIT, e->id);
     free_exec(e);
 }
@@ -1159,6 +1492,9 @@ static void reap(void) {
             if (execs[i].used && !execs[i].exited && execs[i].pid == pid) {
                 execs[i].exited = 1;
                 execs[i].status = st;
+                int reported; /* an init that exited by itself wrote its command's wait status first */
+                if (execs[i].exit_fd >= 0 && read(execs[i].exit_fd, &reported, sizeof reported) == sizeof reported)
+                    execs[i].status = reported;
             }
     }
 }
@@ -1202,8 +1538,15 @@ static void do_signal(uint32_t id, struct rd *r) {
         send_error(id, E_BAD_REQUEST, 0, "SIGNAL needs signo 1..64 and scope 0|1");
         return;
     }
-    if (scope == 1) kill(-e->pid, (int) signo);
-    else if (!e->exited) kill(e->pid, (int) signo);
+    if (e->ns_init) {
+        if (e->exited) return;
+        union sigval carried = {.sival_int = (int) (signo | (uint32_t) scope << 8)};
+        sigqueue(e->pid, CARRIER_SIGNAL, carried); /* its init passes it on to the command */
+    } else if (scope == 1) {
+        kill(-e->pid, (int) signo);
+    } else if (!e->exited) {
+        kill(e->pid, (int) signo);
+    }
 }
 
 static void do_output_ack(uint32_t id, struct rd *r) {
@@ -1237,7 +1580,9 @@ static void do_hello(uint32_t id, struct rd *r) {
     r_u16(PROTO_VERSION);
     r_bytes(nonce, nonce_len);
     r_u32(MAX_PAYLOAD);
-    r_u32((pid1 ? HELLO_PID1 : 0u) | (cgroup_base[0] ? HELLO_CGROUP_KILL : 0u) | HELLO_LEASE);
+    r_u32((pid1 ? HELLO_PID1 : 0u) | (cgroup_base[0] ? HELLO_CGROUP_KILL : 0u) | HELLO_LEASE
+          | (marker_kill && !exec_namespaces ? HELLO_MARKER_KILL : 0u) | (exec_namespaces ? HELLO_EXEC_NAMESPACES : 0u)
+          | (exec_uid >= 0 ? HELLO_EXEC_USER : 0u) | HELLO_TREE_REPORT);
     r_bytes(AGENT_NAME, strlen(AGENT_NAME));
     r_bytes(u.release, strlen(u.release));
     session = 1;
@@ -2018,9 +2363,22 @@ static int egress_poll_timeout(void) {
     return left < 0 ? 0 : left > 1000 ? 1000 : (int) left;
 }
 
+/* S4J_EXEC=<16 random hex digits>-: what this agent's markers start with, unlike any other agent's. */
+static void init_marker_prefix(void) {
+    uint8_t id[8];
+    if (getrandom(id, sizeof id, GRND_NONBLOCK) != (ssize_t) sizeof id) {
+        uint64_t fallback = (uint64_t) getpid() << 40 ^ (uint64_t) monotonic_ms();
+        memcpy(id, &fallback, sizeof id);
+    }
+    int n = snprintf(marker_prefix, sizeof marker_prefix, "%s=", MARKER_NAME);
+    for (size_t i = 0; i < sizeof id; i++) n += snprintf(marker_prefix + n, sizeof marker_prefix - (size_t) n, "%02x", id[i]);
+    snprintf(marker_prefix + n, sizeof marker_prefix - (size_t) n, "-");
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: s4j-agent [--init] [--no-cgroup] [--user UID:GID] [--pids-max N] "
                     "(--stdio | --port DEVICE | --virtio-name NAME)\n"
+                    "                 [--marker-kill] [--exec-namespaces [--exec-tmpfs DIR,...] [--exec-user UID:GID]]\n"
                     "                 [--egress-virtio-name NAME | --egress-port PATH] [--egress-listen IPV4:PORT]\n");
     exit(2);
 }
@@ -2029,8 +2387,20 @@ int main(int argc, char **argv) {
     const char *port = NULL, *virtio_name = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--stdio") == 0) stdio_mode = 1;
-        else if (strcmp(argv[i], "--init") == 0) pid1 = 1;
+        else if (strcmp(argv[i], "--init") == 0) init_mode = 1;
         else if (strcmp(argv[i], "--no-cgroup") == 0) no_cgroup = 1;
+        else if (strcmp(argv[i], "--marker-kill") == 0) marker_kill = 1;
+        else if (strcmp(argv[i], "--exec-namespaces") == 0) exec_namespaces = 1;
+        else if (strcmp(argv[i], "--exec-tmpfs") == 0 && i + 1 < argc) {
+            for (char *save = NULL, *dir = strtok_r(argv[++i], ",", &save); dir; dir = strtok_r(NULL, ",", &save)) {
+                if (dir[0] != '/' || exec_tmpfs_count >= MAX_EXEC_TMPFS) usage();
+                exec_tmpfs[exec_tmpfs_count++] = dir;
+            }
+        } else if (strcmp(argv[i], "--exec-user") == 0 && i + 1 < argc) {
+            if (sscanf(argv[++i], "%ld:%ld", &exec_uid, &exec_gid) != 2 || exec_uid < 0 || exec_gid < 0
+                || exec_uid > 0xfffffffeL || exec_gid > 0xfffffffeL)
+                usage();
+        }
         else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) port = argv[++i];
         else if (strcmp(argv[i], "--virtio-name") == 0 && i + 1 < argc) virtio_name = argv[++i];
         else if (strcmp(argv[i], "--egress-virtio-name") == 0 && i + 1 < argc) egress_virtio_name = argv[++i];
@@ -2046,10 +2416,14 @@ int main(int argc, char **argv) {
     }
     if (stdio_mode == (port != NULL || virtio_name != NULL) || (port && virtio_name)) usage();
     if (egress_virtio_name && egress_port_path) usage();
+    if ((exec_tmpfs_count > 0 || exec_uid >= 0) && !exec_namespaces) usage();
+    init_marker_prefix();
     if (egress_virtio_name || egress_port_path) egress_due = 0; /* started by the loop below */
     agent_pid = getpid();
-    if (agent_pid == 1) pid1 = 1;
-    if (pid1) init_system();
+    pid1 = init_mode || agent_pid == 1;
+    /* the guest's own system only with --init: PID 1 of a namespace (unshare --pid, a container) shares the
+       host's or the engine's mounts, hostname and network, which are not the agent's to change */
+    if (init_mode) init_system();
     umask(0); /* modes the host names are the modes files get; children get 022 */
     signal(SIGPIPE, SIG_IGN);
     sigset_t wake_signals; /* a child ended; the host opened the port (SIGIO) */
@@ -2077,7 +2451,8 @@ int main(int argc, char **argv) {
         out_fd = in_fd;
         fcntl(in_fd, F_SETOWN, getpid());
     }
-    logf_("ready (%s%s)", pid1 ? "pid 1, " : "", cgroup_base[0] ? "cgroup kill" : "process-group kill");
+    logf_("ready (%s%s)", pid1 ? "pid 1, " : "", exec_namespaces ? "per-exec namespaces" : cgroup_base[0] ? "cgroup kill"
+          : marker_kill ? "marker kill" : "process-group kill");
 
     struct pollfd pfds[2 + MAX_EXECS * 3];
     struct exec *owner[2 + MAX_EXECS * 3];

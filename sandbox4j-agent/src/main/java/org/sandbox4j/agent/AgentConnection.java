@@ -263,7 +263,40 @@ public final class AgentConnection implements AutoCloseable {
      */
     public ExecResult exec(List<String> argv, String cwd, Map<String, String> env, ExecOptions options,
             String shellLine) {
-        return new AgentExec(this, argv, cwd, env, options, shellLine, false).run();
+        return new AgentExec(this, argv, cwd, env, options, shellLine, false, false).run();
+    }
+
+    /**
+     * As {@link #exec}, but whatever the command left running when its leader exits is ended too,
+     * before its result (agent 1.2, {@link AgentHello#treeReport()}; an older agent leaves it).
+     * Where the agent's kill cannot confirm the tree is gone, this throws {@link AgentKillFailed}.
+     */
+    public ExecResult execEndingTree(List<String> argv, String cwd, Map<String, String> env, ExecOptions options,
+            String shellLine) {
+        return new AgentExec(this, argv, cwd, env, options, shellLine, false, treeReport()).run();
+    }
+
+    /**
+     * Starts {@code argv} as an interactive process ({@code Sandbox.start}): stdin through the
+     * agent's window, output streamed into the handle's windows (or its listener) with credit given
+     * back only for what the handle took, signals to the command's process group, and its lifetime,
+     * {@code kill} and {@code close} ending the whole tree. With agent 1.2 the tree also ends when the
+     * leader exits.
+     *
+     * @param sandboxId       the sandbox's name, for the per-sandbox process limit and messages
+     * @param sandboxDisposed whether the sandbox was disposed of (asked after a death by signal)
+     * @throws org.sandbox4j.core.SandboxProcessLimitExceeded the sandbox runs as many processes as it may
+     */
+    public org.sandbox4j.core.SandboxProcess start(List<String> argv, String cwd, Map<String, String> env,
+            org.sandbox4j.core.ProcessOptions options, String shellLine, String sandboxId,
+            java.util.function.BooleanSupplier sandboxDisposed) {
+        return AgentProcess.start(this, argv, cwd, env, options, shellLine, sandboxId, sandboxDisposed);
+    }
+
+    /** Whether the agent ends a tree at its leader's exit on request and reports it (agent 1.2). */
+    boolean treeReport() {
+        AgentHello said = hello();
+        return said != null && said.treeReport();
     }
 
     /**
@@ -273,7 +306,7 @@ public final class AgentConnection implements AutoCloseable {
      */
     public ExecResult execAsAgent(List<String> argv, String cwd, Map<String, String> env, ExecOptions options,
             String shellLine) {
-        return new AgentExec(this, argv, cwd, env, options, shellLine, true).run();
+        return new AgentExec(this, argv, cwd, env, options, shellLine, true, false).run();
     }
 
     /** Fails every pending call and closes both streams. Idempotent. */

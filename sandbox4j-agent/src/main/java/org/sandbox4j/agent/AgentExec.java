@@ -31,12 +31,6 @@ final class AgentExec {
     static final Duration KILL_GRACE = Duration.ofSeconds(5);
     /** Besides its output credit, what an exec may have waiting: its small frames (STARTED, acks, EXIT). */
     private static final long SMALL_FRAMES_BYTES = 64 * 1024;
-    /** What a shell exits with for a program it cannot find, and for one it may not execute. */
-    static final int MISSING_PROGRAM_EXIT = 127;
-    static final int NOT_EXECUTABLE_EXIT = 126;
-    /** A command killed by signal n exits 128 + n, as a shell reports it. */
-    static final int SIGNAL_EXIT_BASE = 128;
-    private static final int MAX_EXIT_STATUS = 255;
     private static final String KILLED = ExecRefusals.KILLED_WITH_EVERY_PROCESS;
     /** EACCES: the only errno a LAUNCH error carries for a working directory the command may not enter. */
     private static final int EACCES = 13;
@@ -50,6 +44,7 @@ final class AgentExec {
     private final ExecOptions options;
     private final String shellLine;
     private final boolean asAgent;
+    private final boolean endTree;
     private final ExecCapture capture;
     private final byte[] stdin;
     private int stdinSent;
@@ -57,7 +52,7 @@ final class AgentExec {
     private boolean stdinClosed;
 
     AgentExec(AgentConnection connection, List<String> argv, String cwd, Map<String, String> env,
-            ExecOptions options, String shellLine, boolean asAgent) {
+            ExecOptions options, String shellLine, boolean asAgent, boolean endTree) {
         if (argv.isEmpty()) {
             throw new IllegalArgumentException("an exec needs a program: the argv is empty");
         }
@@ -68,6 +63,7 @@ final class AgentExec {
         this.options = options;
         this.shellLine = shellLine;
         this.asAgent = asAgent;
+        this.endTree = endTree;
         this.capture = new ExecCapture(options, connection.backendName());
         this.stdin = options.stdin().orElse(null);
     }
@@ -100,13 +96,16 @@ final class AgentExec {
                     deadline = System.nanoTime();
                     continue;
                 }
-                Optional<Integer> exit = handle(call, frame, ending != Ending.RAN);
+                Optional<AgentExit> exit = handle(call, frame, ending != Ending.RAN);
                 if (ending == Ending.RAN && capture.stopped()) {
                     ending = Ending.CAP;
                     kill(call);
                     deadline = System.nanoTime();
                 }
                 if (exit.isPresent()) {
+                    if (exit.get().treeSurvived()) {
+                        throw killFailed(connection, shellLine);
+                    }
                     if (ending == Ending.TIMEOUT) {
                         break;
                     }
@@ -114,7 +113,7 @@ final class AgentExec {
                     if (refused.isPresent()) {
                         throw refused.get();
                     }
-                    return new ExecResult(capture.stdout(), capture.stderr(), exit.get(),
+                    return new ExecResult(capture.stdout(), capture.stderr(), exit.get().exitCode(),
                             Duration.ofNanos(System.nanoTime() - start));
                 }
             }
@@ -128,7 +127,8 @@ final class AgentExec {
     private byte[] execPayload() {
         List<String> variables = new ArrayList<>(env.size());
         env.forEach((name, value) -> variables.add(name + "=" + value));
-        int flags = (stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE) | (asAgent ? AgentProtocol.EXEC_AS_AGENT : 0);
+        int flags = (stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE) | (asAgent ? AgentProtocol.EXEC_AS_AGENT : 0)
+                | (endTree ? AgentProtocol.EXEC_END_TREE : 0);
         return Payload.create().u32(flags).text(cwd).texts(argv)
                 .texts(variables).u32(AgentProtocol.OUTPUT_WINDOW).build();
     }
@@ -155,9 +155,9 @@ final class AgentExec {
      * Takes one frame of the exec.
      *
      * @param killed whether the command was killed: its output is no longer kept or granted
-     * @return the exit code once the command ended
+     * @return the exit once the command ended
      */
-    private Optional<Integer> handle(PendingCall call, Frame frame, boolean killed) {
+    private Optional<AgentExit> handle(PendingCall call, Frame frame, boolean killed) {
         switch (frame.type()) {
             case AgentProtocol.STARTED:
                 return Optional.empty();
@@ -178,7 +178,7 @@ final class AgentExec {
             case AgentProtocol.EXIT:
                 return Optional.of(exit(frame));
             case AgentProtocol.ERROR:
-                throw refusal(connection.error(frame));
+                throw launchRefusal(connection, connection.error(frame), options.workingDirectory(), shellLine);
             default:
                 throw connection.broken(new AgentProtocolViolation("the agent answered an exec with a frame of type 0x"
                         + Integer.toHexString(frame.type())));
@@ -202,40 +202,26 @@ final class AgentExec {
         }
     }
 
-    private int exit(Frame frame) {
-        PayloadReader reader = frame.reader();
-        int how = connection.decode(reader::u8);
-        int code = connection.decode(reader::i32);
-        int launch = connection.decode(reader::u8);
-        if (how == AgentProtocol.SIGNALLED && launch == AgentProtocol.LAUNCH_RAN && code >= 1
-                && code <= AgentProtocol.MAX_SIGNAL) {
-            return SIGNAL_EXIT_BASE + code;
-        }
-        if (how != AgentProtocol.EXITED || code < 0 || code > MAX_EXIT_STATUS) {
-            throw connection.broken(new AgentProtocolViolation("an EXIT with how " + how + ", code " + code
-                    + ", launch " + launch));
-        }
-        switch (launch) {
-            case AgentProtocol.LAUNCH_RAN:
-                return code;
-            case AgentProtocol.LAUNCH_NOT_FOUND:
-                report(GuestText.quote(argv.get(0)) + ": not found");
-                return MISSING_PROGRAM_EXIT;
-            case AgentProtocol.LAUNCH_NOT_EXECUTABLE:
-                report(GuestText.quote(argv.get(0)) + ": permission denied (not executable)");
-                return NOT_EXECUTABLE_EXIT;
-            default:
-                throw connection.broken(new AgentProtocolViolation("an EXIT with launch " + launch));
-        }
+    private AgentExit exit(Frame frame) {
+        AgentExit exit = AgentExit.of(connection, frame);
+        launchLine(exit, argv).ifPresent(line -> capture.offer(ExecStream.STDERR, line));
+        return exit;
     }
 
-    /** A launch failure's line on stderr, as a shell would print one, through the capture like any output. */
-    private void report(String line) {
-        capture.offer(ExecStream.STDERR, (line + "\n").getBytes(StandardCharsets.UTF_8));
+    /** A launch failure's line for stderr, as a shell would print one; empty for a command that ran. */
+    static Optional<byte[]> launchLine(AgentExit exit, List<String> argv) {
+        String line = switch (exit.launch()) {
+            case AgentProtocol.LAUNCH_NOT_FOUND -> GuestText.quote(argv.get(0)) + ": not found";
+            case AgentProtocol.LAUNCH_NOT_EXECUTABLE -> GuestText.quote(argv.get(0))
+                    + ": permission denied (not executable)";
+            default -> null;
+        };
+        return Optional.ofNullable(line).map(text -> (text + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
-    private SandboxException refusal(AgentError error) {
-        String workingDirectory = options.workingDirectory();
+    /** The refusal for an ERROR answering an EXEC: the kit's typed one for the working directory, else a launch failure. */
+    static SandboxException launchRefusal(AgentConnection connection, AgentError error, String workingDirectory,
+            String shellLine) {
         switch (error.code()) {
             case CWD_NOT_FOUND:
                 return ExecRefusals.workingDirectoryMissing(workingDirectory);
@@ -245,16 +231,23 @@ final class AgentExec {
                 if (error.errno() == EACCES) {
                     return ExecRefusals.workingDirectoryNotEnterable(workingDirectory);
                 }
-                return launchFailed(error);
+                return launchFailed(connection, error, shellLine);
             default:
-                return launchFailed(error);
+                return launchFailed(connection, error, shellLine);
         }
     }
 
-    private SandboxException launchFailed(AgentError error) {
+    private static SandboxException launchFailed(AgentConnection connection, AgentError error, String shellLine) {
         return new SandboxException("backend '" + connection.backendName() + "': the guest agent could not start "
                 + GuestText.quote(shellLine) + ": " + error.describe() + "; nothing ran"
                 + (error.code() == AgentProtocol.ErrorCode.LIMIT ? ": too many commands run at once, run fewer" : ""));
+    }
+
+    /** The agent's kill left processes of the command alive (its EXIT said so). */
+    static AgentKillFailed killFailed(AgentConnection connection, String shellLine) {
+        return new AgentKillFailed("backend '" + connection.backendName() + "': processes of "
+                + GuestText.quote(shellLine) + " survived the guest agent's kill of its whole tree; the sandbox may "
+                + "still run them and must not be reused: dispose of it");
     }
 
     private void kill(PendingCall call) {

@@ -14,10 +14,20 @@ import java.util.Optional;
  *                      (otherwise through the command's process group only)
  * @param lease         whether it honours {@code SET_LEASE} (agent 1.1 and later): see
  *                      {@link AgentConnection#setLease}
- * @param agent         its name and version, e.g. {@code "s4j-agent 1.1"}: guest text
+ * @param markerKill    whether a kill also ends every process carrying the command's {@code S4J_EXEC}
+ *                      marker ({@code --marker-kill}, agent 1.2): whole-tree kill without cgroups
+ * @param execNamespaces whether each command runs under an init of its own in new PID and mount
+ *                      namespaces ({@code --exec-namespaces}, agent 1.2): a kill ends that init, and
+ *                      the kernel everything in its namespace
+ * @param execUser      whether each command has a user namespace of its own, with no capability
+ *                      and no nested user namespace ({@code --exec-user}, agent 1.2)
+ * @param treeReport    whether the agent honours "end the tree when the leader exits" and reports
+ *                      in each EXIT what became of the tree (agent 1.2)
+ * @param agent         its name and version, e.g. {@code "s4j-agent 1.2"}: guest text
  * @param kernelRelease the guest kernel's release: guest text
  */
-public record AgentHello(int version, int maxPayload, boolean pid1, boolean cgroupKill, boolean lease, String agent,
+public record AgentHello(int version, int maxPayload, boolean pid1, boolean cgroupKill, boolean lease,
+        boolean markerKill, boolean execNamespaces, boolean execUser, boolean treeReport, String agent,
         String kernelRelease) {
 
     private static final int MAX_DESCRIPTION_BYTES = 256;
@@ -52,6 +62,9 @@ public record AgentHello(int version, int maxPayload, boolean pid1, boolean cgro
         String agent = reader.text(MAX_DESCRIPTION_BYTES, "the agent's name");
         String kernel = reader.text(MAX_DESCRIPTION_BYTES, "the kernel release");
         return Optional.of(new AgentHello(version, maxPayload, (flags & AgentProtocol.FLAG_PID1) != 0,
-                (flags & AgentProtocol.FLAG_CGROUP_KILL) != 0, (flags & AgentProtocol.FLAG_LEASE) != 0, agent, kernel));
+                (flags & AgentProtocol.FLAG_CGROUP_KILL) != 0, (flags & AgentProtocol.FLAG_LEASE) != 0,
+                (flags & AgentProtocol.FLAG_MARKER_KILL) != 0, (flags & AgentProtocol.FLAG_EXEC_NAMESPACES) != 0,
+                (flags & AgentProtocol.FLAG_EXEC_USER) != 0, (flags & AgentProtocol.FLAG_TREE_REPORT) != 0, agent,
+                kernel));
     }
 }

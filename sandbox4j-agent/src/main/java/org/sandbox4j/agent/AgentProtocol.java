@@ -46,6 +46,7 @@ final class AgentProtocol {
     static final int EXEC = 0x10;
     static final int STDIN = 0x11;
     static final int STDIN_CLOSE = 0x12;
+    static final int SIGNAL = 0x13;
     static final int KILL = 0x14;
     static final int OUTPUT_ACK = 0x15;
     static final int LSTAT = 0x20;
@@ -77,6 +78,8 @@ final class AgentProtocol {
     static final int EXEC_STDIN_PIPE = 1;
     /** Run with the agent's own identity, not its {@code --user}: for the host's own setup only. */
     static final int EXEC_AS_AGENT = 2;
+    /** End the command's whole tree when its leader exits, before EXIT (HELLO_OK flag {@link #FLAG_TREE_REPORT}). */
+    static final int EXEC_END_TREE = 4;
     static final int WRITE_MAY_REPLACE = 1;
 
     // EXIT fields
@@ -86,6 +89,12 @@ final class AgentProtocol {
     static final int LAUNCH_NOT_FOUND = 1;
     static final int LAUNCH_NOT_EXECUTABLE = 2;
     static final int MAX_SIGNAL = 64;
+    /** EXIT's last field (agent 1.2): what became of the command's tree. */
+    static final int TREE_UNKNOWN = 0;
+    static final int TREE_ENDED = 1;
+    static final int TREE_SURVIVED = 2;
+    /** SIGNAL's scope: the command's process group. */
+    static final int SIGNAL_GROUP = 1;
 
     // STAT / ENTRIES kinds
     static final int KIND_FILE = 1;
@@ -102,6 +111,14 @@ final class AgentProtocol {
     static final int FLAG_CGROUP_KILL = 2;
     /** The agent honours {@code SET_LEASE}. */
     static final int FLAG_LEASE = 4;
+    /** Agent 1.2: a kill also scans /proc for the exec's {@code S4J_EXEC} marker ({@code --marker-kill}). */
+    static final int FLAG_MARKER_KILL = 8;
+    /** Agent 1.2: each exec runs under an init of its own in new PID and mount namespaces ({@code --exec-namespaces}). */
+    static final int FLAG_EXEC_NAMESPACES = 16;
+    /** Agent 1.2: each command has a user namespace of its own, without capabilities ({@code --exec-user}). */
+    static final int FLAG_EXEC_USER = 32;
+    /** Agent 1.2: the agent honours {@link #EXEC_END_TREE} and EXIT carries the tree field. */
+    static final int FLAG_TREE_REPORT = 64;
 
     private AgentProtocol() {
     }

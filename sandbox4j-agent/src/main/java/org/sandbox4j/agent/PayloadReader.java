@@ -19,6 +19,11 @@ final class PayloadReader {
         this.type = type;
     }
 
+    /** Whether fields follow: a later agent's additions at the end of a payload. */
+    boolean hasMore() {
+        return position < payload.length;
+    }
+
     int u8() {
         need(1);
         return payload[position++] & 0xff;

@@ -42,8 +42,20 @@ public final class ResidentAgent implements AutoCloseable {
      * @throws AgentConnectionFailed               it did not answer the handshake
      */
     public static ResidentAgent start(List<String> launcher, Path agent, String backendName) {
+        return start(launcher, agent, List.of(), backendName);
+    }
+
+    /**
+     * As {@link #start(List, Path, String)}, with more of the agent's options after
+     * {@code --stdio --no-cgroup}: {@code --marker-kill} in a container, {@code --exec-namespaces}
+     * (with {@code --exec-tmpfs} and {@code --exec-user}) in a bubblewrap namespace; see
+     * {@code PROTOCOL.md}, and {@link AgentHello} for what the agent says it got.
+     */
+    public static ResidentAgent start(List<String> launcher, Path agent, List<String> agentOptions,
+            String backendName) {
         List<String> argv = new ArrayList<>(launcher);
         argv.addAll(List.of(agent.toString(), "--stdio", "--no-cgroup"));
+        argv.addAll(agentOptions);
         Process process;
         try {
             ProcessBuilder builder = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.DISCARD);

@@ -63,6 +63,10 @@ class AgentExecTest {
         assertThat(hello.pid1()).isFalse();
         assertThat(hello.cgroupKill()).isFalse();
         assertThat(hello.lease()).isTrue();
+        assertThat(hello.treeReport()).isTrue();
+        assertThat(hello.markerKill()).isFalse();
+        assertThat(hello.execNamespaces()).isFalse();
+        assertThat(hello.execUser()).isFalse();
         assertThat(agent.connection().ping(TIMEOUT)).isPositive();
         assertThat(agent.connection().reseed(new byte[64])).isGreaterThanOrEqualTo(0);
     }

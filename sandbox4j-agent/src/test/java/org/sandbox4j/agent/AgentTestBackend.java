@@ -5,6 +5,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,15 +18,18 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.Isolation;
+import org.sandbox4j.core.ProcessOptions;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxDisposed;
 import org.sandbox4j.core.SandboxInterrupted;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxKey;
+import org.sandbox4j.core.SandboxProcess;
 import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.core.spi.ConfinedFiles;
 import org.sandbox4j.core.spi.ConfinedFilesSandbox;
+import org.sandbox4j.core.spi.GuestEnvironment;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.spi.KeyDigest;
 import org.sandbox4j.core.spi.KeyedLocks;
@@ -45,14 +49,26 @@ final class AgentTestBackend implements SandboxBackend {
 
     private final Path root;
     private final AgentConnection connection;
+    private final boolean interactive;
     private final KeyedLocks<String> acquiring = new KeyedLocks<>();
     /** The threads running each sandbox's execs, by sandbox name: shared by every instance, as the disk is. */
     private static final Map<String, Set<Thread>> RUNNING = new ConcurrentHashMap<>();
     private static final Set<String> DISPOSED = ConcurrentHashMap.newKeySet();
+    /** The started processes of each sandbox, by sandbox name: a disposal kills them. */
+    private static final Map<String, Set<AgentProcess>> PROCESSES = new ConcurrentHashMap<>();
 
     AgentTestBackend(Path root, AgentConnection connection) {
+        this(root, connection, false);
+    }
+
+    /**
+     * @param interactive whether it declares {@link Capability#INTERACTIVE_EXEC}: for an agent whose
+     *                    kill reaches the whole tree (marker kill, per-exec namespaces)
+     */
+    AgentTestBackend(Path root, AgentConnection connection, boolean interactive) {
         this.root = root;
         this.connection = connection;
+        this.interactive = interactive;
     }
 
     @Override
@@ -62,8 +78,13 @@ final class AgentTestBackend implements SandboxBackend {
 
     @Override
     public BackendDeclarations declarations() {
-        return BackendDeclarations.builder(Isolation.NONE).capabilities(Capability.EXEC, Capability.FILES_IN,
-                Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE).build();
+        List<Capability> capabilities = new ArrayList<>(List.of(Capability.EXEC, Capability.FILES_IN,
+                Capability.FILES_OUT, Capability.FILES_LIST, Capability.FILES_DELETE));
+        if (interactive) {
+            capabilities.add(Capability.INTERACTIVE_EXEC);
+        }
+        return BackendDeclarations.builder(Isolation.NONE).capabilities(capabilities.toArray(Capability[]::new))
+                .build();
     }
 
     @Override
@@ -115,6 +136,7 @@ final class AgentTestBackend implements SandboxBackend {
             String name = sandbox.getFileName().toString();
             DISPOSED.add(name);
             RUNNING.getOrDefault(name, Set.of()).forEach(Thread::interrupt);
+            PROCESSES.getOrDefault(name, Set.of()).forEach(AgentProcess::killForDisposal);
             try {
                 TreeRemoval.remove(sandbox, TreeRemoval.Mode.GUEST_MAY_RUN, TreeRemoval.DEFAULT_DEADLINE);
                 removed++;
@@ -145,6 +167,25 @@ final class AgentTestBackend implements SandboxBackend {
         @Override
         public ConfinedFiles<?> files() {
             return files;
+        }
+
+        @Override
+        public SandboxProcess start(Command command, ProcessOptions options) {
+            if (!interactive) {
+                return ConfinedFilesSandbox.super.start(command, options);
+            }
+            if (DISPOSED.contains(name)) {
+                throw new SandboxDisposed("backend '" + NAME + "': the sandbox was disposed of");
+            }
+            Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
+            environment.putAll(options.environment());
+            AgentProcess process = AgentProcess.launch(connection, GuestCommands.argv(command),
+                    options.workingDirectory(), environment, options, command.toShellLine(), name,
+                    () -> DISPOSED.contains(name));
+            Set<AgentProcess> running = PROCESSES.computeIfAbsent(name, nobody -> ConcurrentHashMap.newKeySet());
+            running.add(process);
+            process.handle().whenEnded(() -> running.remove(process));
+            return process.handle();
         }
 
         @Override
