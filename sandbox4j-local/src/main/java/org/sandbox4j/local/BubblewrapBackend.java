@@ -120,10 +120,14 @@ public final class BubblewrapBackend extends LocalBackend {
     private final Commands commands;
     /** The resident agents this JVM runs for the backend's sandboxes. */
     private final ResidentAgents agents;
+    /** Whether the agent is told to bound each command's temporary directories (false only in tests). */
+    private final boolean boundedAgentTmp;
     /** What a probe agent said, by its command line: a host is probed once per JVM. */
     private static final Map<List<String>, Optional<String>> AGENT_PROBES = new ConcurrentHashMap<>();
     private static final Duration AGENT_PROBE_TIMEOUT = Duration.ofSeconds(10);
     private static final String AGENT_PROBE_LOG = ".agent-probe.log";
+    /** How the agent begins the line it prints for options it does not know. */
+    private static final String AGENT_USAGE = "usage: s4j-agent";
 
     /**
      * How a backend runs commands, decided at construction.
@@ -161,6 +165,7 @@ public final class BubblewrapBackend extends LocalBackend {
                 "use a shorter state root");
         this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name, proxies::stop);
         this.agents = new ResidentAgents(name);
+        this.boundedAgentTmp = builder.boundedAgentTmp;
         checkHost();
         this.commands = commands(builder.residentAgent);
         reapAbandoned();
@@ -331,9 +336,11 @@ public final class BubblewrapBackend extends LocalBackend {
     private List<String> agentBwrap(Path agent, List<String> binds) {
         List<String> argv = new ArrayList<>(filteredBwrap(layout.agentArguments(), seccompFilter, Optional.empty()));
         argv.addAll(binds);
-        argv.addAll(List.of("--ro-bind", agent.toString(), ResidentAgents.GUEST_AGENT, "--chdir", "/", "--",
-                ResidentAgents.GUEST_AGENT));
-        argv.addAll(ResidentAgents.AGENT_OPTIONS);
+        // The root's and /dev's tmpfs outlive a command here, shared by the next: read-only, nothing written
+        // there persists (a fresh bwrap gave each command its own, writable and thrown away).
+        argv.addAll(List.of("--ro-bind", agent.toString(), ResidentAgents.GUEST_AGENT, "--remount-ro", "/dev",
+                "--remount-ro", "/", "--chdir", "/", "--", ResidentAgents.GUEST_AGENT));
+        argv.addAll(ResidentAgents.agentOptions(limiter.limits().tmpBytes(), boundedAgentTmp));
         return argv;
     }
 
@@ -528,14 +535,20 @@ public final class BubblewrapBackend extends LocalBackend {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
         argv.addAll(agentBwrap(agent.get(), List.of()));
         Optional<String> refused = AGENT_PROBES.computeIfAbsent(argv, this::probeAgent);
+        if (refused.isPresent() && refused.get().contains(AGENT_USAGE)) {
+            return Commands.perCommand("the packaged agent cannot bound each command's /tmp, /var/tmp and /dev/shm "
+                    + "(it lacks " + ResidentAgents.TMPFS_SIZE_OPTION + "), and unbounded they would be weaker than a "
+                    + "bwrap per command");
+        }
         if (refused.isPresent()) {
             return Commands.perCommand("a resident agent cannot run here: " + refused.get());
         }
         return new Commands(agent, "resident agent (one s4j-agent per sandbox, the init of a long-lived bwrap "
                 + "as its uid 0 with " + BwrapLayout.AGENT_CAPABILITIES + " in bubblewrap's user namespace; each "
                 + "command under an init of its own in new PID, mount and user namespaces, as nobody with no "
-                + "capability, with its own /proc, /tmp, /var/tmp and /dev/shm; allowlisting sandboxes run one bwrap "
-                + "per command); residentAgent(false) runs one bwrap per command");
+                + "capability, with its own /proc and empty /tmp, /var/tmp and /dev/shm" + (boundedAgentTmp ? " of "
+                + limiter.limits().tmpBytes() + " bytes each" : ", NOT bounded in size (a test setting)")
+                + "; allowlisting sandboxes run one bwrap per command); residentAgent(false) runs one bwrap per command");
     }
 
     /** Empty when a probe agent started with {@code argv} ran {@code true}; else why not, in one line. */
@@ -582,6 +595,7 @@ public final class BubblewrapBackend extends LocalBackend {
         private Optional<Path> seccompFilter = Optional.empty();
         private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
         private boolean residentAgent = true;
+        private boolean boundedAgentTmp = true;
 
         private Builder() {
             super(DEFAULT_NAME);
@@ -641,6 +655,16 @@ public final class BubblewrapBackend extends LocalBackend {
          */
         public Builder residentAgent(boolean value) {
             this.residentAgent = value;
+            return this;
+        }
+
+        /**
+         * For tests of the resident agent's machinery with an agent that cannot bound each command's
+         * /tmp (agent 1.2): its temporary directories are then bounded by the sandbox's memory alone,
+         * weaker than one bwrap per command, so never for users.
+         */
+        Builder unboundedAgentTmpForTests() {
+            this.boundedAgentTmp = false;
             return this;
         }
 

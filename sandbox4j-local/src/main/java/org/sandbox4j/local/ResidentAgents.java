@@ -39,9 +39,25 @@ final class ResidentAgents implements AutoCloseable {
      * dir may be (so no workspace can hide it or put a program of the guest's in its place).
      */
     static final String GUEST_AGENT = "/run/sandbox4j-agent/s4j-agent";
-    /** What each command gets from the agent: as a fresh bwrap gave, its own PID namespace, /proc and temporary directories, as nobody. */
-    static final List<String> AGENT_OPTIONS = List.of("--stdio", "--no-cgroup", "--exec-namespaces", "--exec-tmpfs",
-            "/tmp,/var/tmp,/dev/shm", "--exec-user", BwrapLayout.GUEST_UID + ":" + BwrapLayout.GUEST_GID);
+    /**
+     * What each command gets from the agent, as a fresh bwrap gave it: its own PID and mount
+     * namespaces and /proc, empty /tmp, /var/tmp and /dev/shm, as nobody in a user namespace of its
+     * own. Each temporary directory is bounded as bwrap's is: an agent that cannot bound them
+     * ({@value #TMPFS_SIZE_OPTION}, which agent 1.2 lacks) refuses to start, and the backend then
+     * runs one bwrap per command.
+     */
+    static List<String> agentOptions(long tmpBytes, boolean boundedTmp) {
+        List<String> options = new ArrayList<>(List.of("--stdio", "--no-cgroup", "--exec-namespaces", "--exec-tmpfs",
+                "/tmp,/var/tmp,/dev/shm"));
+        if (boundedTmp) {
+            options.addAll(List.of(TMPFS_SIZE_OPTION, Long.toString(tmpBytes)));
+        }
+        options.addAll(List.of("--exec-user", BwrapLayout.GUEST_UID + ":" + BwrapLayout.GUEST_GID));
+        return List.copyOf(options);
+    }
+
+    /** The agent's option that bounds each command's temporary directories (bytes each). */
+    static final String TMPFS_SIZE_OPTION = "--exec-tmpfs-size";
     /** The agent's own log (its stderr, and bwrap's), in the sandbox's host directory. */
     static final String LOG_FILE = "agent.log";
     /** The most of an agent's stderr kept in its log; the rest is read and dropped. */
