@@ -84,6 +84,7 @@
 #define CARRIER_SIGNAL SIGRTMAX
 #define MAX_EXEC_TMPFS 8
 #define OUT_PIPE_SIZE (256 * 1024) /* fewer wake-ups per byte; 64 execs x 2 stay well inside pipe-user-pages-soft */
+#define PIPE_DEFAULT_SIZE (64 * 1024)
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* the egress tunnel: its own framing on its own port (PROTOCOL.md, "The egress tunnel") */
@@ -1039,8 +1040,7 @@ struct child_setup {
     char **argv, **env;
 };
 
-/* In a command's own user namespace (whose maps its init wrote): no nested user namespace, exec_uid:exec_gid
-   without supplementary groups, and no capability in any set, the bounding set included. 0, or -1 with errno. */
+/* Whether this process's user namespace may never call setgroups (its parent's said "deny"). */
 static int setgroups_denied(void) {
     char text[16] = "";
     int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
@@ -1050,6 +1050,8 @@ static int setgroups_denied(void) {
     return n > 0 && strncmp(text, "deny", 4) == 0;
 }
 
+/* In a command's own user namespace (whose maps its init wrote): no nested user namespace, exec_uid:exec_gid
+   without supplementary groups, and no capability in any set, the bounding set included. 0, or -1 with errno. */
 static int confine_in_userns(void) {
     /* the limit is per user namespace: 0 here refuses every user namespace made in this one */
     int fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
@@ -1213,9 +1215,8 @@ static void ns_init(const struct child_setup *setup) {
     close(go[0]);
     if (setup->userns) {
         char path[64], map[64];
-        const char *files[3] = {"uid_map", "setgroups", "gid_map"};
-        for (int i = 0; i < 3; i++) {
-            if (i == 1) continue; /* setgroups: left "allow"; the command drops its groups itself */
+        const char *files[2] = {"uid_map", "gid_map"}; /* setgroups stays as it is: the command drops its groups */
+        for (int i = 0; i < 2; i++) {
             /* exec_uid:exec_gid is the agent's own identity (the only one its namespace is sure to map) */
             snprintf(map, sizeof map, "%ld %ld 1\n", i == 0 ? exec_uid : exec_gid,
                      i == 0 ? (long) geteuid() : (long) getegid());
@@ -1308,8 +1309,13 @@ static void do_exec(uint32_t id, struct rd *r) {
         send_error(id, E_LAUNCH, errno, "pipe: %s", strerror(errno));
         goto close_pipes;
     }
-    fcntl(out[0], F_SETPIPE_SZ, OUT_PIPE_SIZE); /* best effort: the default (64 KiB) otherwise */
-    fcntl(err[0], F_SETPIPE_SZ, OUT_PIPE_SIZE);
+    /* bigger pipes, best effort (the default, 64 KiB, otherwise), never beyond the host's window: a host that
+       grants little wants the command held back soon */
+    if (window > PIPE_DEFAULT_SIZE) {
+        int size = window < OUT_PIPE_SIZE ? (int) window : OUT_PIPE_SIZE;
+        fcntl(out[0], F_SETPIPE_SZ, size);
+        fcntl(err[0], F_SETPIPE_SZ, size);
+    }
     if (marker_kill && !exec_namespaces) {
         snprintf(marker, sizeof marker, "%s%lu", marker_prefix, ++marker_counter);
         if (!(marked_env = with_marker(env, marker))) {

@@ -81,14 +81,14 @@ final class AgentProcess implements GuestProcess.Driver {
         GuestProcess handle = GuestProcess.reserve(connection.backendName(), sandboxId, shellLine, options);
         PendingCall call;
         try {
-            call = connection.register(2L * AgentProtocol.OUTPUT_WINDOW + SMALL_FRAMES_BYTES);
+            call = connection.register(2L * options.windowBytes() + SMALL_FRAMES_BYTES);
         } catch (RuntimeException failed) {
             handle.abandon();
             throw failed;
         }
         AgentProcess process = new AgentProcess(connection, call, handle, shellLine, sandboxDisposed);
         try {
-            Optional<Frame> launchFailed = process.launch(argv, cwd, env, options.workingDirectory());
+            Optional<Frame> launchFailed = process.launch(argv, cwd, env, options);
             handle.attach(process);
             daemon("delivery", process::deliver);
             if (launchFailed.isPresent()) {
@@ -108,12 +108,14 @@ final class AgentProcess implements GuestProcess.Driver {
      * Sends the EXEC and waits for STARTED; an EXIT instead (a program that is not there) is
      * returned, to be taken like any, so the handle reports its 127 and its line on stderr.
      */
-    private Optional<Frame> launch(List<String> argv, String cwd, Map<String, String> env, String workingDirectory) {
+    private Optional<Frame> launch(List<String> argv, String cwd, Map<String, String> env, ProcessOptions options) {
         List<String> variables = new ArrayList<>(env.size());
         env.forEach((name, value) -> variables.add(name + "=" + value));
         int flags = AgentProtocol.EXEC_STDIN_PIPE | (connection.treeReport() ? AgentProtocol.EXEC_END_TREE : 0);
+        // The agent's credit is the handle's window (both 4 KiB to 16 MiB): what the guest may have in flight
+        // beyond what the handle holds is no more than the handle itself holds.
         connection.send(AgentProtocol.EXEC, call.id(), Payload.create().u32(flags).text(cwd).texts(argv)
-                .texts(variables).u32(AgentProtocol.OUTPUT_WINDOW).build());
+                .texts(variables).u32(options.windowBytes()).build());
         Frame first = connection.next(call, System.nanoTime() + START_DEADLINE.toNanos(), "start " + shellLine,
                 START_DEADLINE);
         switch (first.type()) {
@@ -125,7 +127,8 @@ final class AgentProcess implements GuestProcess.Driver {
                         line.length));
                 return Optional.of(first);
             case AgentProtocol.ERROR:
-                throw AgentExec.launchRefusal(connection, connection.error(first), workingDirectory, shellLine);
+                throw AgentExec.launchRefusal(connection, connection.error(first), options.workingDirectory(),
+                        shellLine);
             default:
                 throw connection.broken(new AgentProtocolViolation("the agent answered an EXEC with a frame of type 0x"
                         + Integer.toHexString(first.type())));
