@@ -125,7 +125,6 @@ public final class BubblewrapBackend extends LocalBackend {
     /** What a probe agent said, by its command line: a host is probed once per JVM. */
     private static final Map<List<String>, Optional<String>> AGENT_PROBES = new ConcurrentHashMap<>();
     private static final Duration AGENT_PROBE_TIMEOUT = Duration.ofSeconds(10);
-    private static final String AGENT_PROBE_LOG = ".agent-probe.log";
     /** How the agent begins the line it prints for options it does not know. */
     private static final String AGENT_USAGE = "usage: s4j-agent";
 
@@ -553,8 +552,7 @@ public final class BubblewrapBackend extends LocalBackend {
 
     /** Empty when a probe agent started with {@code argv} ran {@code true}; else why not, in one line. */
     private Optional<String> probeAgent(List<String> argv) {
-        try (ResidentAgents.Agent probe = agents.start(argv, sandboxes.store().root().resolve(AGENT_PROBE_LOG),
-                "a probe")) {
+        try (ResidentAgents.Agent probe = agents.start(argv, Optional.empty(), "a probe")) {
             AgentConnection connection = probe.connection();
             ExecResult result = connection.execEndingTree(List.of("/bin/true"), "/", GuestEnvironment.WITH_SYSTEM_PATH,
                     ExecOptions.in("/", AGENT_PROBE_TIMEOUT), "true");

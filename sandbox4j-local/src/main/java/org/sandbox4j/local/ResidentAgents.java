@@ -99,11 +99,12 @@ final class ResidentAgents implements AutoCloseable {
                 agents.remove(id, current);
                 current.close();
             }
+            forgetEnded();
             if (closed) {
                 throw new SandboxException("backend '" + backendName + "' was closed: acquire the sandbox from a "
                         + "backend that is open");
             }
-            Agent started = start(argv, sandboxDirectory.resolve(LOG_FILE), "sandbox " + id);
+            Agent started = start(argv, Optional.of(sandboxDirectory.resolve(LOG_FILE)), "sandbox " + id);
             Optional<Launches.Registration> registration = Launches.register(sandboxDirectory, started.launcher);
             if (registration.isEmpty()) {
                 started.close();
@@ -114,6 +115,15 @@ final class ResidentAgents implements AutoCloseable {
             agents.put(id, recorded);
             return recorded;
         }
+    }
+
+    /** Forgets the agents that ended (their sandboxes were disposed of), so that none is held for long. */
+    private void forgetEnded() {
+        agents.forEach((id, agent) -> {
+            if (!agent.alive() && agents.remove(id, agent)) {
+                agent.close();
+            }
+        });
     }
 
     /** Ends {@code agent} (it broke) and forgets it, so that the next call starts a fresh one. */
@@ -131,10 +141,10 @@ final class ResidentAgents implements AutoCloseable {
      * Starts {@code argv} (the launchers, bwrap, the agent) and opens its session, checking that the
      * agent gives each command namespaces and a user of its own.
      *
-     * @param log  where its stderr goes (at most {@value #LOG_BYTES} bytes)
+     * @param log  where its stderr goes (at most {@value #LOG_BYTES} bytes); empty: only a refusal quotes it
      * @param what what the agent serves, for messages
      */
-    Agent start(List<String> argv, Path log, String what) {
+    Agent start(List<String> argv, Optional<Path> log, String what) {
         List<String> words = new ArrayList<>(InheritedSignals.resetting());
         words.addAll(argv);
         ProcessBuilder builder = new ProcessBuilder(words);
@@ -256,23 +266,23 @@ final class ResidentAgents implements AutoCloseable {
         private int headLength;
         private final Thread thread;
 
-        private StderrLog(InputStream in, Path log, String name) {
+        private StderrLog(InputStream in, Optional<Path> log, String name) {
             this.thread = new Thread(() -> copy(in, log), name);
             this.thread.setDaemon(true);
         }
 
-        static StderrLog follow(InputStream in, Path log, String name) {
+        static StderrLog follow(InputStream in, Optional<Path> log, String name) {
             StderrLog copier = new StderrLog(in, log, name);
             copier.thread.start();
             return copier;
         }
 
-        private void copy(InputStream in, Path log) {
+        private void copy(InputStream in, Optional<Path> log) {
             OutputStream out = null;
             try {
-                if (Files.isDirectory(log.getParent(), LinkOption.NOFOLLOW_LINKS)) {
+                if (log.isPresent() && Files.isDirectory(log.get().getParent(), LinkOption.NOFOLLOW_LINKS)) {
                     // The sandbox's host directory, which no guest sees: NOFOLLOW all the same.
-                    out = Files.newOutputStream(log, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    out = Files.newOutputStream(log.get(), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                             StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS);
                 }
             } catch (IOException e) {
