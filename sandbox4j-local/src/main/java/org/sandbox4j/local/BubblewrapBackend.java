@@ -12,7 +12,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.sandbox4j.agent.AgentBinaries;
+import org.sandbox4j.agent.AgentConnection;
 import org.sandbox4j.core.BackendDeclarations;
 import org.sandbox4j.core.Capability;
 import org.sandbox4j.core.Command;
@@ -20,6 +23,7 @@ import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
 import org.sandbox4j.core.ExecOptions;
+import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.spi.GuestPaths;
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.spi.KeyDigest;
@@ -32,6 +36,7 @@ import org.sandbox4j.core.SandboxSpec;
 import org.sandbox4j.egress.EgressPolicy;
 import org.sandbox4j.egress.EgressProxy;
 import org.sandbox4j.core.spi.GuestEnvironment;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.SandboxImageNotUsable;
 import org.sandbox4j.egress.GuestBridge;
 import org.sandbox4j.egress.GuestProxyEnvironment;
@@ -111,6 +116,29 @@ public final class BubblewrapBackend extends LocalBackend {
     private final ProxySockets proxies;
     /** Which bridge the guest has ("socat", "python3" or ""), probed once. */
     private volatile String guestBridge;
+    /** How commands run: through a resident agent per sandbox, or one bwrap each, and why. */
+    private final Commands commands;
+    /** The resident agents this JVM runs for the backend's sandboxes. */
+    private final ResidentAgents agents;
+    /** Whether the agent is told to bound each command's temporary directories (false only in tests). */
+    private final boolean boundedAgentTmp;
+    /** What a probe agent said, by its command line: a host is probed once per JVM. */
+    private static final Map<List<String>, Optional<String>> AGENT_PROBES = new ConcurrentHashMap<>();
+    private static final Duration AGENT_PROBE_TIMEOUT = Duration.ofSeconds(10);
+    /** How the agent begins the line it prints for options it does not know. */
+    private static final String AGENT_USAGE = "usage: s4j-agent";
+
+    /**
+     * How a backend runs commands, decided at construction.
+     *
+     * @param agent       the agent binary on this host, when commands go through resident agents
+     * @param description one line for {@link #diagnostics()}
+     */
+    private record Commands(Optional<Path> agent, String description) {
+        static Commands perCommand(String why) {
+            return new Commands(Optional.empty(), "one bwrap per command (" + why + ")");
+        }
+    }
 
     private BubblewrapBackend(Builder builder) {
         super(builder.name);
@@ -135,7 +163,10 @@ public final class BubblewrapBackend extends LocalBackend {
         this.proxies = new ProxySockets(name, builder.egressSettings, ProxySockets.Access.OWNER,
                 "use a shorter state root");
         this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name, proxies::stop);
+        this.agents = new ResidentAgents(name);
+        this.boundedAgentTmp = builder.boundedAgentTmp;
         checkHost();
+        this.commands = commands(builder.residentAgent);
         reapAbandoned();
     }
 
@@ -188,6 +219,7 @@ public final class BubblewrapBackend extends LocalBackend {
                 "os.arch") + " (the built-in filter knows x86-64 and AArch64): a guest can block a host file call")
                 + "; " + seccompFilter.map(path -> "and the host's filter " + path).orElse(
                 "no filter of the host's (give a compiled BPF filter with seccompFilter(path); see the module README)"));
+        lines.add("commands: " + commands.description());
         lines.add("state: " + sandboxes.store().root());
         String bridge = guestBridge();
         lines.add("egress bridge in the guest: " + (bridge.isEmpty()
@@ -229,9 +261,13 @@ public final class BubblewrapBackend extends LocalBackend {
                 .resolve(workDirName));
     }
 
-    /** Stops the proxies this process runs, then lets go of the sandboxes as {@link LocalBackend#close()} says. */
+    /**
+     * Ends the resident agents this process runs (what they run goes with them) and stops its
+     * proxies, then lets go of the sandboxes as {@link LocalBackend#close()} says.
+     */
     @Override
     public void close() {
+        agents.close();
         proxies.close();
         super.close();
     }
@@ -267,18 +303,63 @@ public final class BubblewrapBackend extends LocalBackend {
 
     // ---------------------------------------------------------------- what a sandbox asks of its backend
 
+    /**
+     * The resident agent of a sandbox, started when none runs; empty when this backend runs one bwrap
+     * per command, and for an allowlisting sandbox, whose bridge to its proxy starts with each command.
+     */
+    Optional<ResidentAgents.Agent> residentAgent(Path directory, String id, String mountPoint, Optional<Path> egress,
+            WorkspaceKeeper keeper) {
+        if (commands.agent().isEmpty() || egress.isPresent()) {
+            return Optional.empty();
+        }
+        return Optional.of(agents.agentFor(id, directory, keeper, agentCommandLine(directory, id, mountPoint, keeper)));
+    }
+
+    ResidentAgents agents() {
+        return agents;
+    }
+
+    /**
+     * The host argv of a sandbox's resident agent: the launchers and bwrap layout of a command's own
+     * (the sandbox's control group, its keeper's namespaces, a PID namespace, the seccomp filters,
+     * the workspace), but the agent as bwrap's uid 0 with {@link BwrapLayout#AGENT_CAPABILITIES}.
+     */
+    private List<String> agentCommandLine(Path directory, String id, String mountPoint, WorkspaceKeeper keeper) {
+        List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id, keeper.enterWords(PROGRAMS)));
+        argv.addAll(agentBwrap(commands.agent().orElseThrow(),
+                List.of("--bind", directory.resolve(LocalStore.WORKSPACE).toString(), mountPoint)));
+        return argv;
+    }
+
+    /** bwrap and its arguments up to the agent and its options, with {@code binds} before the agent's own. */
+    private List<String> agentBwrap(Path agent, List<String> binds) {
+        List<String> argv = new ArrayList<>(filteredBwrap(layout.agentArguments(), seccompFilter, Optional.empty()));
+        argv.addAll(binds);
+        // The root's and /dev's tmpfs outlive a command here, shared by the next: read-only, nothing written
+        // there persists (a fresh bwrap gave each command its own, writable and thrown away).
+        argv.addAll(List.of("--ro-bind", agent.toString(), ResidentAgents.GUEST_AGENT, "--remount-ro", "/dev",
+                "--remount-ro", "/", "--chdir", "/", "--", ResidentAgents.GUEST_AGENT));
+        argv.addAll(ResidentAgents.agentOptions(limiter.limits().tmpBytes(), boundedAgentTmp));
+        return argv;
+    }
+
+    /** A command's environment, as a command's own bwrap gives it: the base, the proxy's, the caller's, then PWD. */
+    Map<String, String> environment(Optional<Path> egress, ExecOptions options) {
+        Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
+        egress.ifPresent(hostDirectory -> environment.putAll(GuestProxyEnvironment.variables()));
+        environment.putAll(options.environment());
+        return environment;
+    }
+
     List<String> commandLine(Path directory, String id, String mountPoint, Optional<Path> egress,
             WorkspaceKeeper keeper, Command command, ExecOptions options, Optional<Path> report) {
         List<String> argv = new ArrayList<>(sandboxes.launchPrefix(id, keeper.enterWords(PROGRAMS)));
-        argv.addAll(filteredBwrap(seccompFilter, report));
+        argv.addAll(filteredBwrap(layout.fixedArguments(), seccompFilter, report));
         argv.addAll(List.of("--bind", directory.resolve(LocalStore.WORKSPACE).toString(), mountPoint));
         egress.ifPresent(hostDirectory -> argv.addAll(List.of("--ro-bind", hostDirectory.toString(),
                 GUEST_EGRESS_DIRECTORY)));
         argv.addAll(List.of("--chdir", options.workingDirectory()));
-        Map<String, String> environment = new LinkedHashMap<>(GuestEnvironment.WITH_SYSTEM_PATH);
-        egress.ifPresent(hostDirectory -> environment.putAll(GuestProxyEnvironment.variables()));
-        environment.putAll(options.environment());
-        environment.forEach((variable, value) -> argv.addAll(List.of("--setenv", variable, value)));
+        environment(egress, options).forEach((variable, value) -> argv.addAll(List.of("--setenv", variable, value)));
         argv.add("--");
         List<String> words = GuestCommand.words(command);
         // The guest listens on 127.0.0.1:3128 before the command starts.
@@ -350,7 +431,7 @@ public final class BubblewrapBackend extends LocalBackend {
     /** Fails construction with the fix when bwrap cannot make a sandbox on this host. */
     private void checkHost() {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.addAll(filteredBwrap(Optional.empty(), Optional.empty()));
+        argv.addAll(filteredBwrap(layout.fixedArguments(), Optional.empty(), Optional.empty()));
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
         Outcome outcome = run(argv);
         if (outcome.exitCode() != 0) {
@@ -368,7 +449,7 @@ public final class BubblewrapBackend extends LocalBackend {
     /** A filter the kernel refuses would fail every exec as if the guest had failed: refuse it now instead. */
     private void checkSeccompFilter(Path filter) {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.addAll(filteredBwrap(Optional.of(filter), Optional.empty()));
+        argv.addAll(filteredBwrap(layout.fixedArguments(), Optional.of(filter), Optional.empty()));
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
         Outcome outcome = run(argv);
         if (outcome.exitCode() != 0) {
@@ -382,7 +463,7 @@ public final class BubblewrapBackend extends LocalBackend {
     /** Runs a command in a throwaway sandbox without a workspace; returns its stdout ("" on failure). */
     private String probe(List<String> command) {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
-        argv.addAll(filteredBwrap(seccompFilter, Optional.empty()));
+        argv.addAll(filteredBwrap(layout.fixedArguments(), seccompFilter, Optional.empty()));
         argv.add("--");
         argv.addAll(command);
         Outcome outcome = run(argv);
@@ -398,11 +479,11 @@ public final class BubblewrapBackend extends LocalBackend {
      * its JSON status to ({@code {"child-pid": N}} once it cloned its child, {@code {"exit-code": N}}
      * once that child, having reached exec, exited). bwrap keeps the status descriptor from its child.
      */
-    private List<String> filteredBwrap(Optional<Path> hostFilter, Optional<Path> report) {
+    private List<String> filteredBwrap(List<String> arguments, Optional<Path> hostFilter, Optional<Path> report) {
         List<String> words = new ArrayList<>(List.of("/bin/sh", "-c", OPEN_FILTERS, "sandbox4j-seccomp",
                 noFifoFilter.toString(), hostFilter.map(Path::toString).orElse("-"),
                 report.map(Path::toString).orElse("-"), bwrap.toString()));
-        words.addAll(layout.fixedArguments());
+        words.addAll(arguments);
         words.addAll(List.of("--add-seccomp-fd", NO_FIFO_FD));
         hostFilter.ifPresent(filter -> words.addAll(List.of("--add-seccomp-fd", HOST_FILTER_FD)));
         report.ifPresent(file -> words.addAll(List.of("--json-status-fd", STATUS_FD)));
@@ -425,6 +506,60 @@ public final class BubblewrapBackend extends LocalBackend {
         } catch (IOException e) {
             throw new SandboxException("backend '" + name + "' could not write its seccomp filter to " + file + ": "
                     + ErrorDetail.of(e), e);
+        }
+    }
+
+    /**
+     * Whether commands can go through a resident agent here, and why not: never weaker than one bwrap
+     * per command, so the agent is used only where it keeps every bound that gives. A probe agent
+     * (the same bwrap layout, no workspace) must start, say it has its mechanisms, and run a command.
+     */
+    private Commands commands(boolean wanted) {
+        if (!wanted) {
+            return Commands.perCommand("residentAgent(false)");
+        }
+        if (limiter.mechanism() != LimitMechanism.CGROUP_V2 && limiter.mechanism() != LimitMechanism.CGROUP_V1) {
+            return Commands.perCommand("no writable cgroup here: the rlimits that bound a sandbox instead are set per "
+                    + "launch, and a resident agent is one launch for every command");
+        }
+        Optional<Path> agent;
+        try {
+            agent = AgentBinaries.packaged();
+        } catch (java.io.UncheckedIOException e) {
+            return Commands.perCommand("the packaged agent could not be placed: " + ErrorDetail.of(e));
+        }
+        if (agent.isEmpty()) {
+            return Commands.perCommand(AgentBinaries.missingReason());
+        }
+        List<String> argv = new ArrayList<>(limiter.containmentPrefix());
+        argv.addAll(agentBwrap(agent.get(), List.of()));
+        Optional<String> refused = AGENT_PROBES.computeIfAbsent(argv, this::probeAgent);
+        if (refused.isPresent() && refused.get().contains(AGENT_USAGE)) {
+            return Commands.perCommand("the packaged agent cannot bound each command's /tmp, /var/tmp and /dev/shm "
+                    + "(it lacks " + ResidentAgents.TMPFS_SIZE_OPTION + "), and unbounded they would be weaker than a "
+                    + "bwrap per command");
+        }
+        if (refused.isPresent()) {
+            return Commands.perCommand("a resident agent cannot run here: " + refused.get());
+        }
+        return new Commands(agent, "resident agent (one s4j-agent per sandbox, the init of a long-lived bwrap "
+                + "as its uid 0 with " + BwrapLayout.AGENT_CAPABILITIES + " in bubblewrap's user namespace; each "
+                + "command under an init of its own in new PID, mount and user namespaces, as nobody with no "
+                + "capability, with its own /proc and empty /tmp, /var/tmp and /dev/shm" + (boundedAgentTmp ? " of "
+                + limiter.limits().tmpBytes() + " bytes each" : ", NOT bounded in size (a test setting)")
+                + "; allowlisting sandboxes run one bwrap per command); residentAgent(false) runs one bwrap per command");
+    }
+
+    /** Empty when a probe agent started with {@code argv} ran {@code true}; else why not, in one line. */
+    private Optional<String> probeAgent(List<String> argv) {
+        try (ResidentAgents.Agent probe = agents.start(argv, Optional.empty(), "a probe")) {
+            AgentConnection connection = probe.connection();
+            ExecResult result = connection.execEndingTree(List.of("/bin/true"), "/", GuestEnvironment.WITH_SYSTEM_PATH,
+                    ExecOptions.in("/", AGENT_PROBE_TIMEOUT), "true");
+            return result.exitCode() == 0 ? Optional.empty() : Optional.of("a probe command exited "
+                    + result.exitCode() + ": " + GuestText.quote(new String(result.stderr(), StandardCharsets.UTF_8)));
+        } catch (SandboxException e) {
+            return Optional.of(ErrorDetail.of(e));
         }
     }
 
@@ -457,6 +592,8 @@ public final class BubblewrapBackend extends LocalBackend {
         private final List<BwrapLayout.ReadOnlyBind> readOnlyBinds = new ArrayList<>();
         private Optional<Path> seccompFilter = Optional.empty();
         private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
+        private boolean residentAgent = true;
+        private boolean boundedAgentTmp = true;
 
         private Builder() {
             super(DEFAULT_NAME);
@@ -504,6 +641,28 @@ public final class BubblewrapBackend extends LocalBackend {
                 throw new IllegalArgumentException("the seccomp filter " + value + " cannot be read");
             }
             this.seccompFilter = Optional.of(value.toAbsolutePath());
+            return this;
+        }
+
+        /**
+         * Whether each sandbox's commands go through one resident agent (default {@code true}), where
+         * this host allows it: a long-lived bwrap per sandbox whose init is {@code s4j-agent}, which
+         * gives each command its own PID, mount and user namespaces as a fresh bwrap would. Where it
+         * cannot run (no packaged agent, no writable cgroup, a bwrap or seccomp filter that refuses it),
+         * or with {@code false}, every command runs a bwrap of its own; {@link #diagnostics()} says which.
+         */
+        public Builder residentAgent(boolean value) {
+            this.residentAgent = value;
+            return this;
+        }
+
+        /**
+         * For tests of the resident agent's machinery with an agent that cannot bound each command's
+         * /tmp (agent 1.2): its temporary directories are then bounded by the sandbox's memory alone,
+         * weaker than one bwrap per command, so never for users.
+         */
+        Builder unboundedAgentTmpForTests() {
+            this.boundedAgentTmp = false;
             return this;
         }
 

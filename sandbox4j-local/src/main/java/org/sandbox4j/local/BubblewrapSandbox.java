@@ -5,6 +5,15 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import org.sandbox4j.agent.AgentConnectionFailed;
+import org.sandbox4j.agent.AgentKillFailed;
+import org.sandbox4j.core.ProcessOptions;
+import org.sandbox4j.core.SandboxDisposed;
+import org.sandbox4j.core.SandboxException;
+import org.sandbox4j.core.SandboxInterrupted;
+import org.sandbox4j.core.SandboxProcess;
+import org.sandbox4j.core.spi.Disposals;
+import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.core.Command;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
@@ -14,8 +23,9 @@ import org.sandbox4j.core.spi.ExecRefusals;
 
 /**
  * A handle on one bubblewrap sandbox: file methods work host-side on its workspace (openat-relative,
- * never following a link), and each exec runs a fresh {@code bwrap}. Handles are cheap; several
- * (in several processes) may share one sandbox.
+ * never following a link), and each exec goes through the sandbox's resident agent or, where the
+ * backend has none, runs a fresh {@code bwrap}. Handles are cheap; several (in several processes)
+ * may share one sandbox.
  */
 final class BubblewrapSandbox extends LocalSandbox {
 
@@ -45,6 +55,87 @@ final class BubblewrapSandbox extends LocalSandbox {
     @Override
     boolean workspaceLost() {
         return !keeper.alive();
+    }
+
+    /**
+     * Runs {@code command} through the sandbox's resident agent, as a fresh bwrap would: its own PID
+     * and mount namespaces, /proc and temporary directories, as nobody, ended with its whole tree at
+     * its leader's exit, at the deadline or at the output cap. An agent that broke meanwhile is ended
+     * and forgotten (the next call starts a fresh one), and the call is refused saying so.
+     */
+    @Override
+    Optional<ExecResult> execResident(Command command, ExecOptions options) {
+        Optional<ResidentAgents.Agent> agent = backend.residentAgent(directory(), id(), mountPoint, egress, keeper);
+        if (agent.isEmpty()) {
+            return Optional.empty();
+        }
+        String line = command.toShellLine();
+        try {
+            ExecResult result = agent.get().connection().execEndingTree(words(command), options.workingDirectory(),
+                    environment(options), options, line);
+            if (retired()) {
+                throw disposedDuring(line, null);
+            }
+            return Optional.of(result);
+        } catch (RuntimeException failed) {
+            throw refusal(agent.get(), line, failed);
+        }
+    }
+
+    /** As {@link #execResident}, for a started process (the agent's driver of core's handle). */
+    @Override
+    Optional<SandboxProcess> startResident(Command command, ProcessOptions options) {
+        Optional<ResidentAgents.Agent> agent = backend.residentAgent(directory(), id(), mountPoint, egress, keeper);
+        if (agent.isEmpty()) {
+            return Optional.empty();
+        }
+        String line = command.toShellLine();
+        try {
+            return Optional.of(agent.get().connection().start(words(command), options.workingDirectory(),
+                    environment(options.asExecOptions()), options, line, id(),
+                    () -> new Disposals().wasDisposedOf(id(), this::retired)));
+        } catch (RuntimeException failed) {
+            throw refusal(agent.get(), line, failed);
+        }
+    }
+
+    /**
+     * What a call through {@code agent} that failed with {@code failed} throws: a disposal's refusal
+     * when the sandbox was disposed of meanwhile; else, when the agent broke (its stream ended, it
+     * broke the protocol, or its kill left processes), a refusal saying so, the agent ended and
+     * forgotten; else the failure as it is (a timeout, the output cap, a missing working directory).
+     */
+    private RuntimeException refusal(ResidentAgents.Agent agent, String line, RuntimeException failed) {
+        if (failed instanceof SandboxDisposed || failed instanceof SandboxInterrupted) {
+            return failed;
+        }
+        boolean broken = failed instanceof AgentConnectionFailed || failed instanceof AgentKillFailed;
+        if (broken) {
+            backend.agents().discard(id(), agent);
+        }
+        if (retired()) {
+            return disposedDuring(line, failed);
+        }
+        if (!broken) {
+            return failed;
+        }
+        return new SandboxException("backend '" + backend.name() + "': the resident agent of the sandbox " + id()
+                + " ended or broke while " + GuestText.quote(line) + " ran (" + failed.getMessage() + "); the command "
+                + "was stopped with everything it started, and the next call starts a fresh agent (its log: "
+                + ResidentAgents.LOG_FILE + " in the sandbox's directory)", failed);
+    }
+
+    /** The program and its arguments as the agent runs them (never through a shell): a shell line under {@code sh -c}. */
+    private static List<String> words(Command command) {
+        return command instanceof Command.Shell shell ? List.of("/bin/sh", "-c", shell.line())
+                : ((Command.Argv) command).words();
+    }
+
+    /** The command's whole environment, as its own bwrap gives it ({@code PWD} last, as bwrap sets it). */
+    private java.util.Map<String, String> environment(ExecOptions options) {
+        java.util.Map<String, String> environment = backend.environment(egress, options);
+        environment.put("PWD", options.workingDirectory());
+        return environment;
     }
 
     @Override
@@ -81,7 +172,7 @@ final class BubblewrapSandbox extends LocalSandbox {
      * launcher then reaps it and exits by itself, so nothing is left for the host's init to reap;
      * a launcher that has no child yet is killed instead, one that has ended is left alone.
      */
-    private static void killLaunch(Process launcher) {
+    static void killLaunch(Process launcher) {
         List<ProcessHandle> children = launcher.children().toList();
         children.forEach(ProcessHandle::destroyForcibly);
         // Only a live launcher: destroying a Process closes its streams, and an ended one's still hold its tail.

@@ -36,11 +36,33 @@ final class BwrapLayout {
             "hosts", "127.0.0.1 localhost\n::1 localhost\n",
             "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n");
 
+    /**
+     * What the resident agent keeps inside bubblewrap's user namespace (it is uid 0 there, never on
+     * the host): enough to give each command namespaces, a /proc and empty temporary directories of
+     * its own and to drop it to {@link #GUEST_UID} with no capability at all.
+     */
+    static final String AGENT_CAPABILITIES = "CAP_SYS_ADMIN,CAP_SETPCAP,CAP_SETUID,CAP_SETGID,CAP_SETFCAP";
+    private static final List<String> NAMESPACES = List.of("--unshare-all", "--unshare-user");
+    private static final List<String> SESSION = List.of("--die-with-parent", "--new-session");
+
     private final List<String> fixedArguments;
+    private final List<String> agentArguments;
     private final String description;
 
-    private BwrapLayout(List<String> fixedArguments, String description) {
-        this.fixedArguments = List.copyOf(fixedArguments);
+    private BwrapLayout(List<String> fileSystem, String description) {
+        List<String> guest = new ArrayList<>(NAMESPACES);
+        guest.add("--disable-userns");
+        guest.addAll(SESSION);
+        guest.addAll(List.of("--uid", Integer.toString(GUEST_UID), "--gid", Integer.toString(GUEST_GID),
+                "--cap-drop", "ALL"));
+        guest.addAll(fileSystem);
+        // The agent makes each command's user namespace (where nested ones are then refused) and drops it to nobody.
+        List<String> agent = new ArrayList<>(NAMESPACES);
+        agent.addAll(SESSION);
+        agent.addAll(List.of("--uid", "0", "--gid", "0", "--cap-add", AGENT_CAPABILITIES));
+        agent.addAll(fileSystem);
+        this.fixedArguments = List.copyOf(guest);
+        this.agentArguments = List.copyOf(agent);
         this.description = description;
     }
 
@@ -53,10 +75,7 @@ final class BwrapLayout {
      */
     static BwrapLayout of(Optional<Path> rootFilesystem, List<ReadOnlyBind> extraBinds, Path guestEtc, long tmpBytes)
             throws IOException {
-        List<String> args = new ArrayList<>(List.of(
-                "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-                "--uid", Integer.toString(GUEST_UID), "--gid", Integer.toString(GUEST_GID), "--cap-drop", "ALL",
-                "--hostname", GUEST_HOSTNAME));
+        List<String> args = new ArrayList<>(List.of("--hostname", GUEST_HOSTNAME));
         String description;
         if (rootFilesystem.isPresent()) {
             Path root = rootFilesystem.get().toRealPath();
@@ -125,8 +144,18 @@ final class BwrapLayout {
         return names;
     }
 
+    /** The fixed arguments of a command's own bwrap: the guest as nobody, with no capability. */
     List<String> fixedArguments() {
         return fixedArguments;
+    }
+
+    /**
+     * The same file system and namespaces for a sandbox's resident agent: uid 0 of bubblewrap's user
+     * namespace with {@link #AGENT_CAPABILITIES}, and nested user namespaces allowed (the agent
+     * makes one per command, as nobody, where none can be made again).
+     */
+    List<String> agentArguments() {
+        return agentArguments;
     }
 
     /** What the guest's file system is made of, for the identity fingerprint and diagnostics. */

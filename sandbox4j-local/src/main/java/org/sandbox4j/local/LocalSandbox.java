@@ -151,6 +151,10 @@ abstract class LocalSandbox implements Sandbox {
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(options, "options");
         beforeExec();
+        Optional<ExecResult> resident = execResident(command, options);
+        if (resident.isPresent()) {
+            return resident.get();
+        }
         try (LaunchReport report = newReport()) {
             Launch launch = launch(command, options, report.file());
             long start = System.nanoTime();
@@ -176,6 +180,10 @@ abstract class LocalSandbox implements Sandbox {
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(options, "options");
         beforeExec();
+        Optional<SandboxProcess> resident = startResident(command, options);
+        if (resident.isPresent()) {
+            return resident.get();
+        }
         GuestProcess handle = GuestProcess.reserve(backendName, id, command.toShellLine(), options);
         ExecOptions launchOptions = options.asExecOptions();
         LaunchReport report = null;
@@ -218,6 +226,19 @@ abstract class LocalSandbox implements Sandbox {
                 }
             }
         }
+    }
+
+    /**
+     * Runs {@code command} through the sandbox's resident agent, when it has one; empty: launch it
+     * on its own. Called after the sandbox was checked to be live.
+     */
+    Optional<ExecResult> execResident(Command command, ExecOptions options) {
+        return Optional.empty();
+    }
+
+    /** As {@link #execResident}, for a started process. */
+    Optional<SandboxProcess> startResident(Command command, ProcessOptions options) {
+        return Optional.empty();
     }
 
     /** Starts the launch with the signal dispositions a terminal gives (not what this JVM's starter ignored). */
@@ -369,11 +390,11 @@ abstract class LocalSandbox implements Sandbox {
     /** Whether the guest's own paths are host paths (an os_process guest): then its stderr is left as it is. */
     abstract boolean guestSeesHostPaths();
 
-    private boolean retired() {
+    final boolean retired() {
         return !Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS);
     }
 
-    private SandboxDisposed disposedDuring(String description, Throwable cause) {
+    final SandboxDisposed disposedDuring(String description, Throwable cause) {
         return new SandboxDisposed("backend '" + backendName + "': this sandbox (" + id + ") was disposed of while "
                 + GuestText.quote(description) + " ran, here or by another process sharing the state root; the "
                 + "command was stopped with everything it started: acquire the sandbox again for a fresh one", cause);

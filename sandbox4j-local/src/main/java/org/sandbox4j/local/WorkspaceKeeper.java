@@ -172,6 +172,11 @@ final class WorkspaceKeeper {
                 .flatMap(handle -> handle.info().startInstant()).map(started::equals).orElse(false);
     }
 
+    /** Whether {@code other} names the same keeper process (the same pid and start time). */
+    boolean sameAs(WorkspaceKeeper other) {
+        return other != null && pid == other.pid && started.equals(other.started);
+    }
+
     /** Where the host reaches the workspace: the workspace's path, seen from the keeper's root. */
     Path workspaceSeenByTheHost(Path workspace) {
         return Path.of("/proc", Long.toString(pid), "root").resolve(workspace.toAbsolutePath().toString().substring(1));

@@ -35,6 +35,9 @@ class BubblewrapDiagnosticsTest {
                     .contains("no filter of the host's").contains("seccompFilter(path)"));
             assertThat(lines).contains("egress bridge in the guest: socat");
             assertThat(lines).anySatisfy(line -> assertThat(line).isEqualTo("guest file system: host /usr"));
+            assertThat(lines.stream().filter(line -> line.startsWith("commands: "))).singleElement()
+                    .satisfiesAnyOf(line -> assertThat(line).startsWith("commands: resident agent ("),
+                            line -> assertThat(line).matches("commands: one bwrap per command \\(.+\\)"));
         }
     }
 
