@@ -121,7 +121,6 @@ public final class BubblewrapBackend extends LocalBackend {
     /** The resident agents this JVM runs for the backend's sandboxes. */
     private final ResidentAgents agents;
     /** Whether the agent is told to bound each command's temporary directories (false only in tests). */
-    private final boolean boundedAgentTmp;
     /** What a probe agent said, by its command line: a host is probed once per JVM. */
     private static final Map<List<String>, Optional<String>> AGENT_PROBES = new ConcurrentHashMap<>();
     private static final Duration AGENT_PROBE_TIMEOUT = Duration.ofSeconds(10);
@@ -164,7 +163,6 @@ public final class BubblewrapBackend extends LocalBackend {
                 "use a shorter state root");
         this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name, proxies::stop);
         this.agents = new ResidentAgents(name);
-        this.boundedAgentTmp = builder.boundedAgentTmp;
         checkHost();
         this.commands = commands(builder.residentAgent);
         reapAbandoned();
@@ -339,7 +337,7 @@ public final class BubblewrapBackend extends LocalBackend {
         // there persists (a fresh bwrap gave each command its own, writable and thrown away).
         argv.addAll(List.of("--ro-bind", agent.toString(), ResidentAgents.GUEST_AGENT, "--remount-ro", "/dev",
                 "--remount-ro", "/", "--chdir", "/", "--", ResidentAgents.GUEST_AGENT));
-        argv.addAll(ResidentAgents.agentOptions(limiter.limits().tmpBytes(), boundedAgentTmp));
+        argv.addAll(ResidentAgents.agentOptions(limiter.limits().tmpBytes()));
         return argv;
     }
 
@@ -545,8 +543,8 @@ public final class BubblewrapBackend extends LocalBackend {
         return new Commands(agent, "resident agent (one s4j-agent per sandbox, the init of a long-lived bwrap "
                 + "as its uid 0 with " + BwrapLayout.AGENT_CAPABILITIES + " in bubblewrap's user namespace; each "
                 + "command under an init of its own in new PID, mount and user namespaces, as nobody with no "
-                + "capability, with its own /proc and empty /tmp, /var/tmp and /dev/shm" + (boundedAgentTmp ? " of "
-                + limiter.limits().tmpBytes() + " bytes each" : ", NOT bounded in size (a test setting)")
+                + "capability, with its own /proc and empty /tmp, /var/tmp and /dev/shm of "
+                + limiter.limits().tmpBytes() + " bytes each"
                 + "; allowlisting sandboxes run one bwrap per command); residentAgent(false) runs one bwrap per command");
     }
 
@@ -593,7 +591,6 @@ public final class BubblewrapBackend extends LocalBackend {
         private Optional<Path> seccompFilter = Optional.empty();
         private EgressProxy.Settings egressSettings = EgressProxy.Settings.defaults();
         private boolean residentAgent = true;
-        private boolean boundedAgentTmp = true;
 
         private Builder() {
             super(DEFAULT_NAME);
@@ -653,16 +650,6 @@ public final class BubblewrapBackend extends LocalBackend {
          */
         public Builder residentAgent(boolean value) {
             this.residentAgent = value;
-            return this;
-        }
-
-        /**
-         * For tests of the resident agent's machinery with an agent that cannot bound each command's
-         * /tmp (agent 1.2): its temporary directories are then bounded by the sandbox's memory alone,
-         * weaker than one bwrap per command, so never for users.
-         */
-        Builder unboundedAgentTmpForTests() {
-            this.boundedAgentTmp = false;
             return this;
         }
 

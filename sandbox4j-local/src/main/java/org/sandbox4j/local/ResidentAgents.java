@@ -43,17 +43,13 @@ final class ResidentAgents implements AutoCloseable {
      * What each command gets from the agent, as a fresh bwrap gave it: its own PID and mount
      * namespaces and /proc, empty /tmp, /var/tmp and /dev/shm, as nobody in a user namespace of its
      * own. Each temporary directory is bounded as bwrap's is: an agent that cannot bound them
-     * ({@value #TMPFS_SIZE_OPTION}, which agent 1.2 lacks) refuses to start, and the backend then
+     * ({@value #TMPFS_SIZE_OPTION}; agent 1.2 before it) refuses to start, and the backend then
      * runs one bwrap per command.
      */
-    static List<String> agentOptions(long tmpBytes, boolean boundedTmp) {
-        List<String> options = new ArrayList<>(List.of("--stdio", "--no-cgroup", "--exec-namespaces", "--exec-tmpfs",
-                "/tmp,/var/tmp,/dev/shm"));
-        if (boundedTmp) {
-            options.addAll(List.of(TMPFS_SIZE_OPTION, Long.toString(tmpBytes)));
-        }
-        options.addAll(List.of("--exec-user", BwrapLayout.GUEST_UID + ":" + BwrapLayout.GUEST_GID));
-        return List.copyOf(options);
+    static List<String> agentOptions(long tmpBytes) {
+        return List.of("--stdio", "--no-cgroup", "--exec-namespaces", "--exec-tmpfs", "/tmp,/var/tmp,/dev/shm",
+                TMPFS_SIZE_OPTION, Long.toString(tmpBytes), "--exec-user",
+                BwrapLayout.GUEST_UID + ":" + BwrapLayout.GUEST_GID);
     }
 
     /** The agent's option that bounds each command's temporary directories (bytes each). */
