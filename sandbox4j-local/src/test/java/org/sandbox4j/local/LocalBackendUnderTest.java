@@ -32,9 +32,17 @@ final class LocalBackendUnderTest implements AutoCloseable {
 
     /** Builds the backend of {@code type} (bubblewrap or process); returns the spec that backend serves. */
     SandboxSpec backendOf(String type, String kind) {
+        return backendOf(type, kind, true);
+    }
+
+    /**
+     * {@link #backendOf(String, String)}, where bubblewrap may be told to run one {@code bwrap} per
+     * command instead of its resident agent: for tests of the launchers that path puts in front.
+     */
+    SandboxSpec backendOf(String type, String kind, boolean residentAgent) {
         boolean process = type.equals(ProcessBackend.TYPE);
         backend = process ? ProcessBackend.builder().stateRoot(stateRoot).build()
-                : BubblewrapBackend.builder().stateRoot(stateRoot).build();
+                : BubblewrapBackend.builder().stateRoot(stateRoot).residentAgent(residentAgent).build();
         return SandboxSpec.builder(kind).egress(process ? Egress.UNRESTRICTED : Egress.CLOSED).build();
     }
 
@@ -44,7 +52,16 @@ final class LocalBackendUnderTest implements AutoCloseable {
 
     /** Builds the backend of {@code type} and acquires the test's sandbox of {@code kind} in it. */
     Acquired acquire(String type, String kind) {
-        SandboxSpec spec = backendOf(type, kind);
+        return acquire(type, kind, true);
+    }
+
+    /** {@link #acquire(String, String)} with one {@code bwrap} per command on bubblewrap. */
+    Acquired acquirePerCommand(String type, String kind) {
+        return acquire(type, kind, false);
+    }
+
+    private Acquired acquire(String type, String kind, boolean residentAgent) {
+        SandboxSpec spec = backendOf(type, kind, residentAgent);
         Sandbox sandbox = backend.acquire(key, spec);
         return new Acquired(sandbox, spec.workDirIn(sandbox));
     }

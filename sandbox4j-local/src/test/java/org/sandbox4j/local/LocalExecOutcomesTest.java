@@ -2,6 +2,7 @@ package org.sandbox4j.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.IOException;
@@ -187,7 +188,8 @@ class LocalExecOutcomesTest {
     @ParameterizedTest
     @ValueSource(strings = {BubblewrapBackend.TYPE, ProcessBackend.TYPE})
     void aLauncherFailingBeforeTheCommandIsATypedFailureNeverAnExitCode(String type) throws IOException {
-        LocalBackendUnderTest.Acquired acquired = local.acquire(type, "outcomes");
+        // The launchers of one bwrap per command (a resident agent reports through its protocol instead).
+        LocalBackendUnderTest.Acquired acquired = local.acquirePerCommand(type, "outcomes");
         Sandbox sandbox = acquired.sandbox();
         String work = acquired.workDir();
         Path reports = ((LocalSandbox) sandbox).directory().resolve(LaunchReport.DIRECTORY);
@@ -211,7 +213,7 @@ class LocalExecOutcomesTest {
                 + "*\" --json-status-fd \"*) echo 'bwrap: Creating new namespace failed: Resource temporarily "
                 + "unavailable' >&2; exit 1;; esac\nexec bwrap \"$@\"\n");
         BubblewrapBackend backend = local.use(BubblewrapBackend.builder().stateRoot(local.stateRoot())
-                .bwrap(fake.toString()).build());
+                .bwrap(fake.toString()).residentAgent(false).build());
         SandboxSpec spec = SandboxSpec.builder("outcomes").build();
         Sandbox sandbox = backend.acquire(KEY, spec);
 
@@ -219,6 +221,29 @@ class LocalExecOutcomesTest {
                 .isExactlyInstanceOf(SandboxException.class)
                 .hasMessageContaining("bwrap failed before the command ''true'' started (it exited 1 saying "
                         + "'bwrap: Creating new namespace failed");
+    }
+
+    /** A resident agent whose bwrap fails after the backend was built is a typed failure quoting bwrap, never a hang. */
+    @Test
+    void aResidentAgentThatCannotLaunchIsATypedFailure() throws IOException {
+        Path failing = tempDir.resolve("agents-fail");
+        Path fake = LocalBackendUnderTest.script(tempDir.resolve("bwrap"), "#!/bin/sh\nif [ -e '" + failing
+                + "' ]; then case \" $* \" in *s4j-agent*) echo 'bwrap: Creating new namespace failed: Resource "
+                + "temporarily unavailable' >&2; exit 1;; esac; fi\nexec bwrap \"$@\"\n");
+        BubblewrapBackend backend = local.use(BubblewrapBackend.builder().stateRoot(local.stateRoot())
+                .bwrap(fake.toString()).build());
+        assumeTrue(backend.diagnostics().stream().anyMatch(line -> line.startsWith("commands: resident agent")),
+                "no resident agent on this host");
+        SandboxSpec spec = SandboxSpec.builder("outcomes").build();
+        Sandbox sandbox = backend.acquire(KEY, spec);
+        Files.writeString(failing, "");
+
+        assertThatThrownBy(() -> sandbox.exec(Command.argv("true"), ExecOptions.in(spec.workDir(), TIMEOUT)))
+                .isInstanceOf(SandboxException.class)
+                .hasMessageContaining("Creating new namespace failed");
+        Files.delete(failing);
+        assertThat(sandbox.exec(Command.argv("true"), ExecOptions.in(spec.workDir(), TIMEOUT)).exitCode())
+                .as("the next call starts a fresh agent").isZero();
     }
 
     /** The line {@code launchCommand} gives still runs as is: with no report, bwrap is asked for no status. */
