@@ -209,7 +209,7 @@ final class AcaSandbox implements ConfinedFilesSandbox {
         if (refused.isPresent()) {
             throw refused.get();
         }
-        return new ExecResult(capture.stdout(), capture.stderr(), finished.exitCode(), elapsed);
+        return capture.result(finished.exitCode(), elapsed);
     }
 
     private SandboxDisposed disposedWhileRunning(String shellLine) {

@@ -71,7 +71,7 @@ final class AgentExec {
     ExecResult run() {
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
-        PendingCall call = connection.register(2L * AgentProtocol.OUTPUT_WINDOW + SMALL_FRAMES_BYTES);
+        PendingCall call = connection.register(2L * outputWindow() + SMALL_FRAMES_BYTES);
         try {
             connection.send(AgentProtocol.EXEC, call.id(), execPayload());
             feedStdin(call);
@@ -113,8 +113,8 @@ final class AgentExec {
                     if (refused.isPresent()) {
                         throw refused.get();
                     }
-                    return new ExecResult(capture.stdout(), capture.stderr(), exit.get().exitCode(),
-                            Duration.ofNanos(System.nanoTime() - start));
+                    // The blocks the capture kept become the result as they are: no copy of bulk output.
+                    return capture.result(exit.get().exitCode(), Duration.ofNanos(System.nanoTime() - start));
                 }
             }
             throw capture.refusal(shellLine, KILLED)
@@ -130,7 +130,13 @@ final class AgentExec {
         int flags = (stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE) | (asAgent ? AgentProtocol.EXEC_AS_AGENT : 0)
                 | (endTree ? AgentProtocol.EXEC_END_TREE : 0);
         return Payload.create().u32(flags).text(cwd).texts(argv)
-                .texts(variables).u32(AgentProtocol.OUTPUT_WINDOW).build();
+                .texts(variables).u32(outputWindow()).build();
+    }
+
+    /** Each stream's credit: the default, more (up to a bound) for an exec allowed more output. */
+    private int outputWindow() {
+        return (int) Math.max(AgentProtocol.OUTPUT_WINDOW,
+                Math.min(AgentProtocol.BULK_OUTPUT_WINDOW, options.outputCapBytes()));
     }
 
     /** Sends what stdin the agent's window has room for; closes it once all is sent. */
