@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -27,7 +28,11 @@ final class Launches {
 
     private static final System.Logger LOG = System.getLogger(Launches.class.getName());
     static final String DIRECTORY = "launches";
+    /** The first wait for killed launches to be gone, doubled each round up to {@link #POLL}: most are gone at once. */
+    private static final Duration FIRST_POLL = Duration.ofMillis(1);
     private static final Duration POLL = Duration.ofMillis(20);
+    /** The most processes one launch's tree is walked for; past it, the JDK's full scan takes over. */
+    private static final int TREE_BOUND = 4096;
 
     private Launches() {
     }
@@ -83,9 +88,10 @@ final class Launches {
         List<ProcessHandle> running = new ArrayList<>();
         sandboxDirectories.forEach(directory -> running.addAll(running(directory)));
         long deadline = System.nanoTime() + patience.toNanos();
+        long poll = FIRST_POLL.toMillis();
         while (true) {
             for (ProcessHandle launch : running) {
-                List<ProcessHandle> below = launch.descendants().toList();
+                List<ProcessHandle> below = below(launch);
                 below.forEach(ProcessHandle::destroyForcibly);
                 launch.destroyForcibly();
             }
@@ -95,8 +101,55 @@ final class Launches {
                                 + patience.toMillis() + " ms"));
                 return running.size();
             }
-            sleep();
+            sleep(poll);
+            poll = Math.min(poll * 2, POLL.toMillis());
         }
+    }
+
+    /**
+     * Everything below {@code launch}, walked down from it through each task's {@code children} file
+     * in /proc: what the launch's own tree holds, however many other processes the host runs (the
+     * JDK's {@link ProcessHandle#descendants()} reads every process on the host, so a disposal
+     * would cost more with every sandbox held). Where the kernel has no such file, the JDK's walk.
+     * Bounded; a process that forks meanwhile is found in the next round of the caller's loop.
+     */
+    static List<ProcessHandle> below(ProcessHandle launch) {
+        List<ProcessHandle> found = new ArrayList<>();
+        ArrayDeque<Long> pending = new ArrayDeque<>(List.of(launch.pid()));
+        while (!pending.isEmpty() && found.size() < TREE_BOUND) {
+            long pid = pending.poll();
+            Optional<List<Long>> children = childrenOf(pid);
+            if (children.isEmpty()) {
+                return launch.descendants().toList();
+            }
+            for (long child : children.get()) {
+                ProcessHandle.of(child).ifPresent(found::add);
+                pending.add(child);
+            }
+        }
+        return found.size() < TREE_BOUND ? found : launch.descendants().toList();
+    }
+
+    /** The children of every task of {@code pid}; empty only where the kernel keeps no such file (a pid gone has none). */
+    private static Optional<List<Long>> childrenOf(long pid) {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        List<Long> children = new ArrayList<>();
+        try (Stream<Path> each = Files.list(tasks)) {
+            for (Path task : each.toList()) {
+                for (String word : Files.readString(task.resolve("children"), StandardCharsets.US_ASCII).split(" ")) {
+                    if (!word.isBlank()) {
+                        children.add(Long.parseLong(word.strip()));
+                    }
+                }
+            }
+        } catch (NoSuchFileException gone) {
+            return Files.isDirectory(tasks) && !Files.exists(tasks.resolve(Long.toString(pid)).resolve("children"))
+                    ? Optional.empty() : Optional.of(children);
+        } catch (IOException | RuntimeException gone) {
+            // The process (or a task) ended while it was read: what was read is what there is.
+            return Optional.of(children);
+        }
+        return Optional.of(children);
     }
 
     private static List<ProcessHandle> running(Path sandboxDirectory) {
@@ -126,9 +179,9 @@ final class Launches {
         }
     }
 
-    private static void sleep() {
+    private static void sleep(long millis) {
         try {
-            Thread.sleep(POLL.toMillis());
+            Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

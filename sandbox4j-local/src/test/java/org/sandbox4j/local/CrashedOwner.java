@@ -166,8 +166,9 @@ final class CrashedOwner {
 
     /**
      * Every live process whose command line names {@code store} (each bwrap binds its sandbox's
-     * workspace from it, each keeper mounts on it) or whose working directory is under it (an
-     * os_process guest runs in its workspace).
+     * workspace from it), whose environment does (each keeper's marker names its sandbox) or whose
+     * working directory is under it (an os_process guest runs in its workspace). A resident agent
+     * and its commands die with the JVM that started them; the keepers outlive it.
      */
     private static List<Long> processesNaming(Path store) throws IOException {
         byte[] needle = store.toString().getBytes(StandardCharsets.UTF_8);
@@ -177,8 +178,9 @@ final class CrashedOwner {
             for (Path process : all) {
                 try {
                     byte[] cmdline = Files.readAllBytes(process.resolve("cmdline"));
+                    // A keeper names its sandbox in its environment (its command line is a sleep's).
                     boolean inStore = contains(cmdline, needle) || Files.readSymbolicLink(process.resolve("cwd"))
-                            .startsWith(store);
+                            .startsWith(store) || contains(Files.readAllBytes(process.resolve("environ")), needle);
                     if (inStore && !isZombie(process)) {
                         found.add(Long.parseLong(process.getFileName().toString()));
                     }
