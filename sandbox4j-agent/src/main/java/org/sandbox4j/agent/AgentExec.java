@@ -31,6 +31,11 @@ final class AgentExec {
     static final Duration KILL_GRACE = Duration.ofSeconds(5);
     /** Besides its output credit, what an exec may have waiting: its small frames (STARTED, acks, EXIT). */
     private static final long SMALL_FRAMES_BYTES = 64 * 1024;
+    /**
+     * How much output arrives before its credit is granted back: a quarter window, so acks are few,
+     * and the agent, which waits only once a whole window is ungranted, never waits on one owed.
+     */
+    static final long GRANT_BYTES = AgentProtocol.OUTPUT_WINDOW / 4;
     private static final String KILLED = ExecRefusals.KILLED_WITH_EVERY_PROCESS;
     /** EACCES: the only errno a LAUNCH error carries for a working directory the command may not enter. */
     private static final int EACCES = 13;
@@ -46,6 +51,10 @@ final class AgentExec {
     private final boolean asAgent;
     private final boolean endTree;
     private final ExecCapture capture;
+    /** Where the reader puts the output; absent for a listener, called on this thread (see {@link #run}). */
+    private final Optional<OutputSink> sink;
+    /** Per stream (index {@code stream - 1}): output kept and not yet granted back. */
+    private final long[] ungranted = new long[2];
     private final byte[] stdin;
     private int stdinSent;
     private long stdinUnacknowledged;
@@ -65,13 +74,18 @@ final class AgentExec {
         this.asAgent = asAgent;
         this.endTree = endTree;
         this.capture = new ExecCapture(options, connection.backendName());
+        // A listener runs on this exec's thread, never the connection's reader: one that is slow, or
+        // calls back into the sandbox, must not stall every other call's frames.
+        this.sink = options.listener().isPresent() ? Optional.empty()
+                : Optional.of(new OutputSink(capture, AgentProtocol.OUTPUT_WINDOW));
         this.stdin = options.stdin().orElse(null);
     }
 
     ExecResult run() {
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
-        PendingCall call = connection.register(2L * AgentProtocol.OUTPUT_WINDOW + SMALL_FRAMES_BYTES);
+        PendingCall call = sink.isPresent() ? connection.register(SMALL_FRAMES_BYTES, sink.get())
+                : connection.register(2L * AgentProtocol.OUTPUT_WINDOW + SMALL_FRAMES_BYTES);
         try {
             connection.send(AgentProtocol.EXEC, call.id(), execPayload());
             feedStdin(call);
@@ -113,8 +127,7 @@ final class AgentExec {
                     if (refused.isPresent()) {
                         throw refused.get();
                     }
-                    return new ExecResult(capture.stdout(), capture.stderr(), exit.get().exitCode(),
-                            Duration.ofNanos(System.nanoTime() - start));
+                    return capture.result(exit.get().exitCode(), Duration.ofNanos(System.nanoTime() - start));
                 }
             }
             throw capture.refusal(shellLine, KILLED)
@@ -162,7 +175,11 @@ final class AgentExec {
             case AgentProtocol.STARTED:
                 return Optional.empty();
             case AgentProtocol.OUT:
-                output(call, frame, killed);
+                if (sink.isPresent()) {
+                    outputArrived(call, sink.get(), killed);
+                } else {
+                    output(call, frame, killed);
+                }
                 return Optional.empty();
             case AgentProtocol.STDIN_ACK:
                 long acknowledged = connection.decode(() -> frame.reader().u32());
@@ -199,6 +216,25 @@ final class AgentExec {
         // Credit goes back only for what the capture kept: past the cap the command is stopped, not fed.
         if (capture.offer(which, data)) {
             connection.send(AgentProtocol.OUTPUT_ACK, call.id(), Payload.create().u8(stream).u32(data.length).build());
+        }
+    }
+
+    /** Output the reader put into the capture: its credit granted back once a {@link #GRANT_BYTES} share arrived. */
+    private void outputArrived(PendingCall call, OutputSink into, boolean killed) {
+        long[] arrived = into.take();
+        // Credit goes back only while the capture keeps all: past the cap the command is stopped, not fed.
+        if (killed || capture.stopped()) {
+            return;
+        }
+        for (int index = 0; index < arrived.length; index++) {
+            ungranted[index] += arrived[index];
+            if (ungranted[index] >= GRANT_BYTES) {
+                int stream = index + 1;
+                into.granted(stream, ungranted[index]);
+                connection.send(AgentProtocol.OUTPUT_ACK, call.id(),
+                        Payload.create().u8(stream).u32(ungranted[index]).build());
+                ungranted[index] = 0;
+            }
         }
     }
 
@@ -251,6 +287,7 @@ final class AgentExec {
     }
 
     private void kill(PendingCall call) {
+        sink.ifPresent(OutputSink::drop);
         try {
             connection.send(AgentProtocol.KILL, call.id(), Payload.empty());
         } catch (AgentConnectionFailed gone) {
