@@ -32,10 +32,13 @@ final class AgentExec {
     /** Besides its output credit, what an exec may have waiting: its small frames (STARTED, acks, EXIT). */
     private static final long SMALL_FRAMES_BYTES = 64 * 1024;
     /**
-     * How much output arrives before its credit is granted back: a quarter window, so acks are few,
-     * and the agent, which waits only once a whole window is ungranted, never waits on one owed.
+     * The output window of an exec whose output the reader puts straight into its capture: large,
+     * since what the agent sends within it lands in the capture (bounded by the cap) or is dropped,
+     * never queued; a frame-queued exec (one with a listener) keeps {@link AgentProtocol#OUTPUT_WINDOW}.
      */
-    static final long GRANT_BYTES = AgentProtocol.OUTPUT_WINDOW / 4;
+    static final int CAPTURED_OUTPUT_WINDOW = 4 * 1024 * 1024;
+    /** How much output arrives before its credit is granted back: a quarter window, so grants are few. */
+    static final int CAPTURED_GRANT_BYTES = CAPTURED_OUTPUT_WINDOW / 4;
     private static final String KILLED = ExecRefusals.KILLED_WITH_EVERY_PROCESS;
     /** EACCES: the only errno a LAUNCH error carries for a working directory the command may not enter. */
     private static final int EACCES = 13;
@@ -77,7 +80,7 @@ final class AgentExec {
         // A listener runs on this exec's thread, never the connection's reader: one that is slow, or
         // calls back into the sandbox, must not stall every other call's frames.
         this.sink = options.listener().isPresent() ? Optional.empty()
-                : Optional.of(new OutputSink(capture, AgentProtocol.OUTPUT_WINDOW));
+                : Optional.of(new OutputSink(capture, CAPTURED_OUTPUT_WINDOW, CAPTURED_GRANT_BYTES));
         this.stdin = options.stdin().orElse(null);
     }
 
@@ -143,7 +146,7 @@ final class AgentExec {
         int flags = (stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE) | (asAgent ? AgentProtocol.EXEC_AS_AGENT : 0)
                 | (endTree ? AgentProtocol.EXEC_END_TREE : 0);
         return Payload.create().u32(flags).text(cwd).texts(argv)
-                .texts(variables).u32(AgentProtocol.OUTPUT_WINDOW).build();
+                .texts(variables).u32(sink.isPresent() ? CAPTURED_OUTPUT_WINDOW : AgentProtocol.OUTPUT_WINDOW).build();
     }
 
     /** Sends what stdin the agent's window has room for; closes it once all is sent. */
@@ -219,7 +222,7 @@ final class AgentExec {
         }
     }
 
-    /** Output the reader put into the capture: its credit granted back once a {@link #GRANT_BYTES} share arrived. */
+    /** Output the reader put into the capture: its credit granted back a grant's worth at a time. */
     private void outputArrived(PendingCall call, OutputSink into, boolean killed) {
         long[] arrived = into.take();
         // Credit goes back only while the capture keeps all: past the cap the command is stopped, not fed.
@@ -228,7 +231,7 @@ final class AgentExec {
         }
         for (int index = 0; index < arrived.length; index++) {
             ungranted[index] += arrived[index];
-            if (ungranted[index] >= GRANT_BYTES) {
+            if (ungranted[index] >= into.grantBytes()) {
                 int stream = index + 1;
                 into.granted(stream, ungranted[index]);
                 connection.send(AgentProtocol.OUTPUT_ACK, call.id(),

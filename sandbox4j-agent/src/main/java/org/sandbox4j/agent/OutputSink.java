@@ -8,8 +8,10 @@ import org.sandbox4j.core.spi.ExecCapture;
 /**
  * Where the connection's reader puts an exec's output: each {@code OUT} frame's data read from the
  * agent's stream straight into the exec's {@link ExecCapture} (no frame array, no copy), within the
- * credit the exec granted, and a note queued on the exec's call that output arrived, so the exec
- * grants credit back. One note waits at a time, however many frames arrive before the exec takes it.
+ * credit the exec granted, and a note queued on the exec's call once a stream has a grant's worth
+ * of output not yet noted (or the capture stopped), so the exec grants credit back. The agent waits
+ * only once a whole window is ungranted, at least one grant's worth more than the exec holds
+ * back, so a note is always due then. One note waits at a time.
  *
  * <p>Thread-safe: the reader calls {@link #receive}; the exec's thread the rest.
  */
@@ -21,6 +23,7 @@ final class OutputSink {
 
     private final ExecCapture capture;
     private final long window;
+    private final long grantBytes;
     /** Per stream (index {@code stream - 1}): what the agent sent that was not granted back yet. */
     private final long[] ungranted = new long[STREAMS];
     /** Per stream: what arrived that the exec has not taken yet. */
@@ -32,11 +35,16 @@ final class OutputSink {
     private boolean dropping;
 
     /**
-     * @param window the output credit each stream started with (the EXEC's output window)
+     * @param window     the output credit each stream started with (the EXEC's output window)
+     * @param grantBytes how much output the exec grants back at once: at most half the window
      */
-    OutputSink(ExecCapture capture, long window) {
+    OutputSink(ExecCapture capture, long window, long grantBytes) {
+        if (grantBytes < 1 || grantBytes > window / 2) {
+            throw new IllegalArgumentException("a grant of " + grantBytes + " bytes does not fit a window of " + window);
+        }
         this.capture = capture;
         this.window = window;
+        this.grantBytes = grantBytes;
     }
 
     /**
@@ -84,7 +92,8 @@ final class OutputSink {
         frames.discard(unread + payloadLength - FIELDS_BYTES - length);
         synchronized (this) {
             arrived[index] += length;
-            if (noteWaiting) {
+            // Fewer notes, fewer wake-ups of the exec's thread: one per grant, or at once to stop the command.
+            if (noteWaiting || (arrived[index] < grantBytes && !capture.stopped())) {
                 return false;
             }
             noteWaiting = true;
@@ -98,6 +107,11 @@ final class OutputSink {
         java.util.Arrays.fill(arrived, 0);
         noteWaiting = false;
         return taken;
+    }
+
+    /** What this sink was made with: how much output the exec grants back at once. */
+    long grantBytes() {
+        return grantBytes;
     }
 
     /** Records credit granted back on {@code stream}, before the grant is sent (so the agent never uses it first). */
