@@ -54,6 +54,9 @@ public final class AgentConnection implements AutoCloseable {
     /** What a one-answer request may have waiting: one frame and change. */
     static final long ONE_ANSWER_BYTES = 2L * (AgentProtocol.MAX_PAYLOAD + AgentProtocol.PREFIX_BYTES);
 
+    /** The payload of the note queued for a call with an {@link OutputSink}: an OUT frame can never be empty. */
+    static final byte[] OUTPUT_ARRIVED = new byte[0];
+
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final System.Logger LOG = System.getLogger(AgentConnection.class.getName());
 
@@ -326,12 +329,21 @@ public final class AgentConnection implements AutoCloseable {
 
     /** A fresh id the agent will answer on, bounded to {@code maxQueuedBytes} waiting. */
     PendingCall register(long maxQueuedBytes) {
+        return register(maxQueuedBytes, null);
+    }
+
+    /**
+     * A fresh id as {@link #register(long)}, whose OUT frames' data the reader puts into
+     * {@code sink} (a {@link #OUTPUT_ARRIVED} note queued instead), or queues as frames when it is
+     * {@code null}.
+     */
+    PendingCall register(long maxQueuedBytes, OutputSink sink) {
         while (true) {
             int id = nextId.incrementAndGet();
             if (id == 0 || id == helloId) {
                 continue;
             }
-            PendingCall call = new PendingCall(id, maxQueuedBytes);
+            PendingCall call = new PendingCall(id, maxQueuedBytes, sink);
             if (calls.putIfAbsent(id, call) != null) {
                 continue;
             }
@@ -470,7 +482,11 @@ public final class AgentConnection implements AutoCloseable {
     private void readLoop() {
         try {
             while (failure == null) {
-                Frame frame = frames.read(!established);
+                FrameStream.Header header = frames.header(!established);
+                if (established && intoSink(header)) {
+                    continue;
+                }
+                Frame frame = frames.payload(header);
                 if (established) {
                     route(frame);
                 } else {
@@ -486,6 +502,22 @@ public final class AgentConnection implements AutoCloseable {
             broken(new AgentConnectionFailed("backend '" + backendName + "': reading from the guest agent failed: "
                     + ErrorDetail.of(e), e));
         }
+    }
+
+    /** Reads an OUT frame for a call with a sink into the sink; whether it did (else the frame is still unread). */
+    private boolean intoSink(FrameStream.Header header) throws IOException {
+        if (header.type() != AgentProtocol.OUT || header.id() == 0) {
+            return false;
+        }
+        PendingCall call = calls.get(header.id());
+        Optional<OutputSink> sink = call == null ? Optional.empty() : call.sink();
+        if (sink.isEmpty()) {
+            return false;
+        }
+        if (sink.get().receive(frames, header.payloadLength())) {
+            call.deliver(new Frame(AgentProtocol.OUT, call.id(), OUTPUT_ARRIVED));
+        }
+        return true;
     }
 
     private void beforeHandshake(Frame frame) {

@@ -31,6 +31,14 @@ final class AgentExec {
     static final Duration KILL_GRACE = Duration.ofSeconds(5);
     /** Besides its output credit, what an exec may have waiting: its small frames (STARTED, acks, EXIT). */
     private static final long SMALL_FRAMES_BYTES = 64 * 1024;
+    /**
+     * The output window of an exec whose output the reader puts straight into its capture: large,
+     * since what the agent sends within it lands in the capture (bounded by the cap) or is dropped,
+     * never queued; a frame-queued exec (one with a listener) keeps {@link AgentProtocol#OUTPUT_WINDOW}.
+     */
+    static final int CAPTURED_OUTPUT_WINDOW = 4 * 1024 * 1024;
+    /** How much output arrives before its credit is granted back: a quarter window, so grants are few. */
+    static final int CAPTURED_GRANT_BYTES = CAPTURED_OUTPUT_WINDOW / 4;
     private static final String KILLED = ExecRefusals.KILLED_WITH_EVERY_PROCESS;
     /** EACCES: the only errno a LAUNCH error carries for a working directory the command may not enter. */
     private static final int EACCES = 13;
@@ -46,6 +54,10 @@ final class AgentExec {
     private final boolean asAgent;
     private final boolean endTree;
     private final ExecCapture capture;
+    /** Where the reader puts the output; absent for a listener, called on this thread (see {@link #run}). */
+    private final Optional<OutputSink> sink;
+    /** Per stream (index {@code stream - 1}): output kept and not yet granted back. */
+    private final long[] ungranted = new long[2];
     private final byte[] stdin;
     private int stdinSent;
     private long stdinUnacknowledged;
@@ -65,13 +77,18 @@ final class AgentExec {
         this.asAgent = asAgent;
         this.endTree = endTree;
         this.capture = new ExecCapture(options, connection.backendName());
+        // A listener runs on this exec's thread, never the connection's reader: one that is slow, or
+        // calls back into the sandbox, must not stall every other call's frames.
+        this.sink = options.listener().isPresent() ? Optional.empty()
+                : Optional.of(new OutputSink(capture, CAPTURED_OUTPUT_WINDOW, CAPTURED_GRANT_BYTES));
         this.stdin = options.stdin().orElse(null);
     }
 
     ExecResult run() {
         long start = System.nanoTime();
         long deadline = start + options.timeout().toNanos();
-        PendingCall call = connection.register(2L * outputWindow() + SMALL_FRAMES_BYTES);
+        PendingCall call = sink.isPresent() ? connection.register(SMALL_FRAMES_BYTES, sink.get())
+                : connection.register(2L * AgentProtocol.OUTPUT_WINDOW + SMALL_FRAMES_BYTES);
         try {
             connection.send(AgentProtocol.EXEC, call.id(), execPayload());
             feedStdin(call);
@@ -113,7 +130,6 @@ final class AgentExec {
                     if (refused.isPresent()) {
                         throw refused.get();
                     }
-                    // The blocks the capture kept become the result as they are: no copy of bulk output.
                     return capture.result(exit.get().exitCode(), Duration.ofNanos(System.nanoTime() - start));
                 }
             }
@@ -130,13 +146,7 @@ final class AgentExec {
         int flags = (stdin == null ? 0 : AgentProtocol.EXEC_STDIN_PIPE) | (asAgent ? AgentProtocol.EXEC_AS_AGENT : 0)
                 | (endTree ? AgentProtocol.EXEC_END_TREE : 0);
         return Payload.create().u32(flags).text(cwd).texts(argv)
-                .texts(variables).u32(outputWindow()).build();
-    }
-
-    /** Each stream's credit: the default, more (up to a bound) for an exec allowed more output. */
-    private int outputWindow() {
-        return (int) Math.max(AgentProtocol.OUTPUT_WINDOW,
-                Math.min(AgentProtocol.BULK_OUTPUT_WINDOW, options.outputCapBytes()));
+                .texts(variables).u32(sink.isPresent() ? CAPTURED_OUTPUT_WINDOW : AgentProtocol.OUTPUT_WINDOW).build();
     }
 
     /** Sends what stdin the agent's window has room for; closes it once all is sent. */
@@ -168,7 +178,11 @@ final class AgentExec {
             case AgentProtocol.STARTED:
                 return Optional.empty();
             case AgentProtocol.OUT:
-                output(call, frame, killed);
+                if (sink.isPresent()) {
+                    outputArrived(call, sink.get(), killed);
+                } else {
+                    output(call, frame, killed);
+                }
                 return Optional.empty();
             case AgentProtocol.STDIN_ACK:
                 long acknowledged = connection.decode(() -> frame.reader().u32());
@@ -205,6 +219,25 @@ final class AgentExec {
         // Credit goes back only for what the capture kept: past the cap the command is stopped, not fed.
         if (capture.offer(which, data)) {
             connection.send(AgentProtocol.OUTPUT_ACK, call.id(), Payload.create().u8(stream).u32(data.length).build());
+        }
+    }
+
+    /** Output the reader put into the capture: its credit granted back a grant's worth at a time. */
+    private void outputArrived(PendingCall call, OutputSink into, boolean killed) {
+        long[] arrived = into.take();
+        // Credit goes back only while the capture keeps all: past the cap the command is stopped, not fed.
+        if (killed || capture.stopped()) {
+            return;
+        }
+        for (int index = 0; index < arrived.length; index++) {
+            ungranted[index] += arrived[index];
+            if (ungranted[index] >= into.grantBytes()) {
+                int stream = index + 1;
+                into.granted(stream, ungranted[index]);
+                connection.send(AgentProtocol.OUTPUT_ACK, call.id(),
+                        Payload.create().u8(stream).u32(ungranted[index]).build());
+                ungranted[index] = 0;
+            }
         }
     }
 
@@ -257,6 +290,7 @@ final class AgentExec {
     }
 
     private void kill(PendingCall call) {
+        sink.ifPresent(OutputSink::drop);
         try {
             connection.send(AgentProtocol.KILL, call.id(), Payload.empty());
         } catch (AgentConnectionFailed gone) {

@@ -32,11 +32,7 @@ final class AgentProtocol {
     static final int STDIN_WINDOW = 256 * 1024;
     /** The output credit each stream of an exec starts with (the agent accepts 4 KiB to 16 MiB). */
     static final int OUTPUT_WINDOW = 256 * 1024;
-    /**
-     * The most credit an exec whose output cap allows more starts with: bulk output then streams
-     * without waiting for acknowledgements, and what the host may hold for one exec stays bounded.
-     */
-    static final int BULK_OUTPUT_WINDOW = 2 * 1024 * 1024;
+
     /** A WRITE_DATA chunk: well inside MAX_PAYLOAD with its length prefix. */
     static final int WRITE_CHUNK = 512 * 1024;
 

@@ -10,11 +10,19 @@ import java.io.InputStream;
  */
 final class FrameStream {
 
+    private static final int DISCARD_CHUNK_BYTES = 8 * 1024;
+
     private final InputStream in;
     private final byte[] prefix = new byte[AgentProtocol.PREFIX_BYTES];
+    /** Where dropped payload bytes land: small, a drop is rare (output past a cap or after a kill). */
+    private final byte[] discarded = new byte[DISCARD_CHUNK_BYTES];
 
     FrameStream(InputStream in) {
         this.in = in;
+    }
+
+    /** A frame's prefix, checked: its type, the request id it is about, and how long its payload is. */
+    record Header(int type, int id, int payloadLength) {
     }
 
     /**
@@ -27,6 +35,16 @@ final class FrameStream {
      * @throws EOFException           the stream ended
      */
     Frame read(boolean resync) throws IOException {
+        return payload(header(resync));
+    }
+
+    /**
+     * The next frame's prefix, leaving its payload unread: the caller reads exactly
+     * {@link Header#payloadLength()} bytes next, with {@link #payload} or {@link #readSome}.
+     *
+     * @param resync as for {@link #read}
+     */
+    Header header(boolean resync) throws IOException {
         readFully(prefix, 0, prefix.length);
         while (!plausible(prefix)) {
             if (!resync) {
@@ -39,9 +57,39 @@ final class FrameStream {
             readFully(prefix, prefix.length - 1, 1);
         }
         int payloadLength = (int) (BigEndian.u32(prefix, 0) - AgentProtocol.HEADER_BYTES);
-        byte[] payload = new byte[payloadLength];
-        readFully(payload, 0, payloadLength);
-        return new Frame(prefix[7] & 0xff, (int) BigEndian.u32(prefix, 8), payload);
+        return new Header(prefix[7] & 0xff, (int) BigEndian.u32(prefix, 8), payloadLength);
+    }
+
+    /** The whole frame {@code header} began, its payload read into an array of its own. */
+    Frame payload(Header header) throws IOException {
+        byte[] payload = new byte[header.payloadLength()];
+        readFully(payload, 0, payload.length);
+        return new Frame(header.type(), header.id(), payload);
+    }
+
+    /** Reads between 1 and {@code length} bytes of the current payload into {@code into}. */
+    int readSome(byte[] into, int offset, int length) throws IOException {
+        int read = in.read(into, offset, length);
+        if (read < 0) {
+            throw new EOFException("the agent's stream ended");
+        }
+        return read;
+    }
+
+    /** Reads exactly {@code length} bytes of the current payload into {@code into}. */
+    void readFully(byte[] into, int offset, int length) throws IOException {
+        int done = 0;
+        while (done < length) {
+            done += readSome(into, offset + done, length - done);
+        }
+    }
+
+    /** Reads and drops {@code length} bytes of the current payload. */
+    void discard(long length) throws IOException {
+        long left = length;
+        while (left > 0) {
+            left -= readSome(discarded, 0, (int) Math.min(discarded.length, left));
+        }
     }
 
     /** Encodes one frame, prefix and payload in one array, for one write. */
@@ -60,16 +108,5 @@ final class FrameStream {
         long length = BigEndian.u32(header, 0);
         return length >= AgentProtocol.HEADER_BYTES && length <= AgentProtocol.HEADER_BYTES + AgentProtocol.MAX_PAYLOAD
                 && BigEndian.u16(header, 4) == AgentProtocol.MAGIC && (header[6] & 0xff) == AgentProtocol.VERSION;
-    }
-
-    private void readFully(byte[] into, int offset, int length) throws IOException {
-        int done = 0;
-        while (done < length) {
-            int read = in.read(into, offset + done, length - done);
-            if (read < 0) {
-                throw new EOFException("the agent's stream ended");
-            }
-            done += read;
-        }
     }
 }

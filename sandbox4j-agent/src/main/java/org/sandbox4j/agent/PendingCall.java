@@ -12,17 +12,32 @@ final class PendingCall {
 
     private final int id;
     private final long maxQueuedBytes;
+    private final OutputSink sink;
     private final ArrayDeque<Frame> frames = new ArrayDeque<>();
     private long queuedBytes;
     private AgentConnectionFailed failure;
 
     PendingCall(int id, long maxQueuedBytes) {
+        this(id, maxQueuedBytes, null);
+    }
+
+    /**
+     * @param sink where the reader puts the call's OUT data, queueing only a note of it; {@code null}
+     *             to queue OUT frames as they are
+     */
+    PendingCall(int id, long maxQueuedBytes, OutputSink sink) {
         this.id = id;
         this.maxQueuedBytes = maxQueuedBytes;
+        this.sink = sink;
     }
 
     int id() {
         return id;
+    }
+
+    /** Where the reader puts this call's output, if anywhere. */
+    java.util.Optional<OutputSink> sink() {
+        return java.util.Optional.ofNullable(sink);
     }
 
     /** Called by the reader alone. */

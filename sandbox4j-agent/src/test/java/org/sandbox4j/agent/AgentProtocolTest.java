@@ -134,8 +134,8 @@ class AgentProtocolTest {
             int id = lastId(connection);
             byte[] chunk = Payload.create().u8(1).bytes(new byte[AgentProtocol.OUT_CHUNK_MAX]).build();
             try {
-                // Past what both streams' largest credit and the small frames' allowance let the host hold.
-                int beyondCredit = 2 * AgentProtocol.BULK_OUTPUT_WINDOW / AgentProtocol.OUT_CHUNK_MAX + 16;
+                // Past what both streams' credit and the small frames' allowance let the host hold.
+                int beyondCredit = 2 * AgentProtocol.OUTPUT_WINDOW / AgentProtocol.OUT_CHUNK_MAX + 16;
                 for (int i = 0; i < beyondCredit && connection.isOpen(); i++) {
                     fake.send(AgentProtocol.OUT, id, chunk);
                 }
