@@ -193,7 +193,16 @@ final class DockerProcess implements GuestProcess.Driver {
 
     /** The container is gone or stopped: a disposal ends the handle as one, anything else loses it. */
     private void containerEnded() {
-        if (sandboxDisposed()) {
+        boolean disposed;
+        try {
+            disposed = sandboxDisposed();
+        } catch (RuntimeException engineFailed) {
+            // The handle must end whatever the engine says: a watcher that dies leaves it running forever.
+            handle.lost(sandbox.backend().engineFailure("tell whether container " + sandbox.containerName()
+                    + " was disposed of", engineFailed));
+            return;
+        }
+        if (disposed) {
             handle.exited(KILLED_EXIT);
             return;
         }

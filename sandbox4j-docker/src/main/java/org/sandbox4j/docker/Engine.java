@@ -122,10 +122,19 @@ final class Engine implements AutoCloseable {
                 response.getBody(), response);
     }
 
-    /** Whether a failure says the engine answered "not found" (a container, an image, a volume). */
+    /**
+     * Whether a failure says the engine answered "not found" (a container, an image, a volume). Podman 4.3
+     * answers an inspect of a container removed meanwhile with 500 and the cause "no such container".
+     */
     static boolean isNotFound(RuntimeException failure) {
-        return failure instanceof DockerException docker && docker.getHttpStatus() == 404;
+        if (!(failure instanceof DockerException docker)) {
+            return false;
+        }
+        return docker.getHttpStatus() == 404 || (docker.getHttpStatus() == 500 && String.valueOf(docker.getMessage())
+                .toLowerCase(java.util.Locale.ROOT).contains(PODMAN_NO_SUCH_CONTAINER));
     }
+
+    private static final String PODMAN_NO_SUCH_CONTAINER = "\"cause\":\"no such container\"";
 
     static boolean isConflict(RuntimeException failure) {
         return failure instanceof DockerException docker && docker.getHttpStatus() == 409;
