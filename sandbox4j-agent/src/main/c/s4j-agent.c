@@ -200,6 +200,7 @@ static unsigned long marker_counter;
 static int pid1;
 static int init_mode;         /* --init: the microVM's PID 1, which sets the guest's system up */
 static int session;           /* a HELLO was answered */
+static int splice_to_host;    /* the host's end is a pipe: output moves to it by splice(2) */
 static int port_down;         /* virtio port: host side closed, retry later */
 static int port_async;        /* SIGIO armed on the port: the kernel signals the host's return */
 static long long port_down_since;
@@ -280,10 +281,19 @@ static void put_be(uint8_t *p, uint64_t v, int width) {
     }
 }
 
-static void send_frame(uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
-    if (port_down || out_fd < 0) return;
+/* The host stopped reading: over stdio the agent's life ends with it, a port is tried again later. */
+static void host_write_failed(void) {
+    logf_("write to host failed: %s", strerror(errno));
+    if (stdio_mode) exit(1);
+    mark_port_down();
+}
+
+/* Writes a frame's prefix and the first len bytes of its payload; the caller sends the trailing bytes that
+   complete it right after. 0 sent, -1 the port is down. */
+static int send_head(uint8_t type, uint32_t id, const uint8_t *payload, size_t len, size_t trailing) {
+    if (port_down || out_fd < 0) return -1;
     uint8_t header[4 + HEADER_LEN];
-    put_be(header, HEADER_LEN + len, 4);
+    put_be(header, HEADER_LEN + len + trailing, 4);
     put_be(header + 4, MAGIC, 2);
     header[6] = PROTO_VERSION;
     header[7] = type;
@@ -300,10 +310,8 @@ static void send_frame(uint8_t type, uint32_t id, const uint8_t *payload, size_t
                 lease_check();
                 continue;
             }
-            logf_("write to host failed: %s", strerror(errno));
-            if (stdio_mode) exit(1);
-            mark_port_down();
-            return;
+            host_write_failed();
+            return -1;
         }
         done += (size_t) n;
         for (int i = 0; i < 2 && n > 0; i++) {
@@ -313,6 +321,11 @@ static void send_frame(uint8_t type, uint32_t id, const uint8_t *payload, size_t
             n -= (ssize_t) take;
         }
     }
+    return 0;
+}
+
+static void send_frame(uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
+    send_head(type, id, payload, len, 0);
 }
 
 static void r_reset(void) { reply_len = 0; reply_overflow = 0; }
@@ -1421,11 +1434,59 @@ out:
     free_strings(env);
 }
 
+/* Sends n bytes that wait in a command's pipe as one OUT frame, moved from pipe to pipe by splice(2): the
+   kernel hands the pages over, the agent never copies them. Should splice refuse, the rest is copied; bytes
+   that vanished meanwhile (taken by whoever else could reach the pipe) are sent as zeros, so the frame keeps
+   the length its prefix promised and the stream its sync. */
+static void splice_out(struct exec *e, int stream, size_t n) {
+    static uint8_t copied[16 * 1024];
+    static const uint8_t zeros[4096];
+    uint8_t fields[5];
+    fields[0] = (uint8_t) stream;
+    put_be(fields + 1, n, 4);
+    if (send_head(T_OUT, e->id, fields, sizeof fields, n) < 0) return;
+    size_t left = n;
+    while (left > 0) {
+        ssize_t moved = splice(e->out[stream], NULL, out_fd, NULL, left, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (moved > 0) { left -= (size_t) moved; continue; }
+        if (moved < 0 && errno == EINTR) continue;
+        int waiting = 0;
+        if (moved < 0 && errno == EAGAIN && ioctl(e->out[stream], FIONREAD, &waiting) == 0 && waiting > 0) {
+            struct pollfd pfd = {.fd = out_fd, .events = POLLOUT}; /* the host's pipe is full */
+            poll(&pfd, 1, 1000);
+            lease_check();
+            continue;
+        }
+        if (moved < 0 && errno != EAGAIN) splice_to_host = 0; /* not here: copy from now on */
+        break;
+    }
+    while (left > 0) {
+        ssize_t got = read(e->out[stream], copied, left < sizeof copied ? left : sizeof copied);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        if (write_all(out_fd, copied, (size_t) got) < 0) { host_write_failed(); return; }
+        left -= (size_t) got;
+    }
+    while (left > 0) {
+        size_t pad = left < sizeof zeros ? left : sizeof zeros;
+        if (write_all(out_fd, zeros, pad) < 0) { host_write_failed(); return; }
+        left -= pad;
+    }
+}
+
 /* Forwards one chunk of a stream within its credit: 1 sent, 0 nothing now, -1 closed. */
 static int pump_out(struct exec *e, int stream) {
     if (e->out[stream] < 0) return -1;
     if (e->credit[stream] == 0) return 0;
     size_t want = e->credit[stream] < OUT_CHUNK ? e->credit[stream] : OUT_CHUNK;
+    int waiting = 0;
+    if (splice_to_host && !port_down && ioctl(e->out[stream], FIONREAD, &waiting) == 0 && waiting > 0) {
+        size_t n = (size_t) waiting < want ? (size_t) waiting : want;
+        splice_out(e, stream, n);
+        e->credit[stream] -= (uint32_t) n;
+        return 1;
+    }
+    /* nothing waits (the command closed its end, or a spurious wake-up), or no splice: read() tells */
     /* read straight into the frame's payload, after its stream and length fields: no copy */
     r_reset();
     r_u8((uint8_t) stream);
@@ -2458,6 +2519,8 @@ int main(int argc, char **argv) {
     if (stdio_mode) {
         in_fd = 0;
         out_fd = 1;
+        struct stat host_end;
+        splice_to_host = fstat(out_fd, &host_end) == 0 && S_ISFIFO(host_end.st_mode);
     } else {
         for (int tries = 0; tries < 200 && in_fd < 0; tries++) { /* device nodes may appear late */
             in_fd = port ? open(port, O_RDWR | O_CLOEXEC | O_NOCTTY) : open_virtio_name(virtio_name);

@@ -22,6 +22,7 @@ import org.sandbox4j.core.Command;
 import org.sandbox4j.core.Egress;
 import org.sandbox4j.core.spi.EgressRefusals;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.PassedHostChecks;
 import org.sandbox4j.core.ExecOptions;
 import org.sandbox4j.core.ExecResult;
 import org.sandbox4j.core.spi.GuestPaths;
@@ -107,6 +108,8 @@ public final class BubblewrapBackend extends LocalBackend {
     private final LocalSandboxes sandboxes;
     private final BwrapLayout layout;
     private final ResourceLimiter limiter;
+    /** Host checks that passed before, so a short-lived JVM does not launch its probe sandboxes again. */
+    private final PassedHostChecks checks;
     private final BackendDeclarations declarations;
     private final Optional<Path> seccompFilter;
     /** The filter every guest runs under: no FIFO can be made, so no host open of the workspace can block. */
@@ -153,8 +156,9 @@ public final class BubblewrapBackend extends LocalBackend {
         }
         // bwrap returns as soon as its command does, before the sandbox's own pid 1 is gone: a PID
         // namespace per launch reaps that (and everything else left) instead of the host's init.
+        this.checks = store.hostChecks();
         this.limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits, PROGRAMS,
-                ResourceLimiter.Launches.IN_A_KEEPER);
+                ResourceLimiter.Launches.IN_A_KEEPER, checks);
         this.declarations = declarationsFor(limiter.mechanism());
         this.seccompFilter = builder.seccompFilter;
         this.noFifoFilter = writeNoFifoFilter(store.root().resolve(".guest-etc"));
@@ -431,7 +435,8 @@ public final class BubblewrapBackend extends LocalBackend {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
         argv.addAll(filteredBwrap(layout.fixedArguments(), Optional.empty(), Optional.empty()));
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
-        Outcome outcome = run(argv);
+        boolean known = checks.passed(argv);
+        Outcome outcome = known ? PASSED : run(argv);
         if (outcome.exitCode() != 0) {
             String said = outcome.stderr().strip();
             String fix = said.contains("namespace") || said.contains("uid map") || said.contains("Operation not "
@@ -441,6 +446,9 @@ public final class BubblewrapBackend extends LocalBackend {
             throw new SandboxException("backend '" + name + "' cannot start a sandbox on this host: " + bwrap
                     + " exited " + outcome.exitCode() + (said.isEmpty() ? "" : " saying '" + said + "'") + "; " + fix);
         }
+        if (!known) {
+            checks.remember(argv);
+        }
         seccompFilter.ifPresent(this::checkSeccompFilter);
     }
 
@@ -449,12 +457,16 @@ public final class BubblewrapBackend extends LocalBackend {
         List<String> argv = new ArrayList<>(limiter.containmentPrefix());
         argv.addAll(filteredBwrap(layout.fixedArguments(), Optional.of(filter), Optional.empty()));
         argv.addAll(List.of("--", "/bin/sh", "-c", "exit 0"));
-        Outcome outcome = run(argv);
+        boolean known = checks.passed(argv);
+        Outcome outcome = known ? PASSED : run(argv);
         if (outcome.exitCode() != 0) {
             throw new SandboxException("backend '" + name + "' cannot apply the seccomp filter " + filter + ": a "
                     + "sandbox under it exited " + outcome.exitCode() + " saying '" + outcome.stderr().strip()
                     + "'; give a BPF program exported by libseccomp (seccomp_export_bpf) for this architecture, "
                     + "one that lets a shell start");
+        }
+        if (!known) {
+            checks.remember(argv);
         }
     }
 
@@ -470,6 +482,9 @@ public final class BubblewrapBackend extends LocalBackend {
 
     private record Outcome(int exitCode, String stdout, String stderr) {
     }
+
+    /** A host check that passed before (see {@link PassedHostChecks}): not run again. */
+    private static final Outcome PASSED = new Outcome(0, "", "");
 
     /**
      * {@code bwrap} and its fixed arguments behind the shell that opens its seccomp filters (the
@@ -550,6 +565,17 @@ public final class BubblewrapBackend extends LocalBackend {
 
     /** Empty when a probe agent started with {@code argv} ran {@code true}; else why not, in one line. */
     private Optional<String> probeAgent(List<String> argv) {
+        if (checks.passed(argv)) {
+            return Optional.empty();
+        }
+        Optional<String> refused = runProbeAgent(argv);
+        if (refused.isEmpty()) {
+            checks.remember(argv);
+        }
+        return refused;
+    }
+
+    private Optional<String> runProbeAgent(List<String> argv) {
         try (ResidentAgents.Agent probe = agents.start(argv, Optional.empty(), "a probe")) {
             AgentConnection connection = probe.connection();
             ExecResult result = connection.execEndingTree(List.of("/bin/true"), "/", GuestEnvironment.WITH_SYSTEM_PATH,

@@ -29,12 +29,13 @@ final class BwrapLayout {
             "localtime", "mime.types");
     /** Never taken from a root file system: the sandbox makes its own. */
     private static final List<String> PRIVATE_TOP_LEVEL = List.of("proc", "dev", "tmp", "sys", "run");
-    private static final Map<String, String> GUEST_ETC_FILES = Map.of(
+    /** Sorted: the same layout is the same bwrap line in every JVM (a remembered host check names it). */
+    private static final Map<String, String> GUEST_ETC_FILES = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(Map.of(
             "passwd", "root:x:0:0:root:/root:/bin/sh\nsandbox:x:" + GUEST_UID + ":" + GUEST_GID
                     + ":sandbox4j guest:/tmp:/bin/sh\n",
             "group", "root:x:0:\nsandbox:x:" + GUEST_GID + ":\n",
             "hosts", "127.0.0.1 localhost\n::1 localhost\n",
-            "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n");
+            "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n")));
 
     /**
      * What the resident agent keeps inside bubblewrap's user namespace (it is uid 0 there, never on

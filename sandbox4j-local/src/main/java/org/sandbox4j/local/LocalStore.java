@@ -23,6 +23,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.PassedHostChecks;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.spi.TreeRemoval;
 
@@ -39,6 +40,7 @@ final class LocalStore {
     /** The workspace directory's name inside a sandbox directory. */
     static final String WORKSPACE = "workspace";
     private static final String LOCKS = ".locks";
+    private static final String HOST_CHECKS = ".host-checks";
     private static final String BUILDING = ".building-";
     static final String REMOVING = ".removing-";
     private static final String OWNER_ONLY = "rwx------";
@@ -166,6 +168,11 @@ final class LocalStore {
 
     Path root() {
         return root;
+    }
+
+    /** Where this backend's host checks that passed are remembered (see {@link PassedHostChecks}). */
+    PassedHostChecks hostChecks() {
+        return PassedHostChecks.in(root.resolve(HOST_CHECKS));
     }
 
     SandboxIndex index() {

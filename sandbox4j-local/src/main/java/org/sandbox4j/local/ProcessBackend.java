@@ -78,7 +78,7 @@ public final class ProcessBackend extends LocalBackend {
                 + "' needs kill(1) to end a command's process group (procps on Linux)"));
         LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
         ResourceLimiter limiter = ResourceLimiter.detect(builder.cgroupRoot, builder.limits,
-                ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
+                ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE, store.hostChecks());
         // Disposal ends whatever the sandbox still runs, as removing a container would.
         this.sandboxes = new LocalSandboxes(store, limiter, builder.lease, name,
                 id -> ExecMarker.forSandbox(id).killAll());

@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.sandbox4j.core.spi.ErrorDetail;
+import org.sandbox4j.core.spi.PassedHostChecks;
 
 /**
  * Puts each sandbox in its own control group (v2, or v1 with a v2 {@code cgroup.kill} beside it
@@ -131,14 +132,16 @@ final class ResourceLimiter {
      * @param launches how the backend lays its launches out: alone, or inside a sandbox's keeper with
      *                 a PID namespace of their own that ends and reaps everything they started (for a
      *                 launcher that exits before its children)
+     * @param checks   where passes of the namespace check are remembered
      */
-    static ResourceLimiter detect(Path cgroupRoot, LocalLimits limits, Programs programs, Launches launches) {
+    static ResourceLimiter detect(Path cgroupRoot, LocalLimits limits, Programs programs, Launches launches,
+            PassedHostChecks checks) {
         boolean reapInPidNamespace = launches == Launches.IN_A_KEEPER;
         HostUser user = HostUser.current();
         Optional<Path> v2 = v2Parent(cgroupRoot);
         if (v2.isPresent()) {
             return new ResourceLimiter(LimitMechanism.CGROUP_V2, limits, Map.of("", v2.get()), Optional.empty(),
-                    programs, Namespaces.probe(programs, user, false, reapInPidNamespace), user);
+                    programs, Namespaces.probe(programs, user, false, reapInPidNamespace, checks), user);
         }
         Map<String, Path> v1 = new LinkedHashMap<>();
         for (String controller : List.of("memory", "pids", "cpu")) {
@@ -154,9 +157,9 @@ final class ResourceLimiter {
             Optional<Path> kill = makeParent(unified, unified.resolve(PARENT))
                     ? Optional.of(unified.resolve(PARENT)) : Optional.empty();
             return new ResourceLimiter(LimitMechanism.CGROUP_V1, limits, v1, kill, programs,
-                    Namespaces.probe(programs, user, false, reapInPidNamespace), user);
+                    Namespaces.probe(programs, user, false, reapInPidNamespace, checks), user);
         }
-        Namespaces namespaces = Namespaces.probe(programs, user, !user.isRoot(), reapInPidNamespace);
+        Namespaces namespaces = Namespaces.probe(programs, user, !user.isRoot(), reapInPidNamespace, checks);
         LimitMechanism mechanism = user.isRoot() ? LimitMechanism.RLIMIT_DATA_ONLY
                 : !namespaces.words().contains(USER_NAMESPACE.get(0)) ? LimitMechanism.RLIMIT_PER_USER
                 : launches == Launches.IN_A_KEEPER ? LimitMechanism.RLIMIT : LimitMechanism.RLIMIT_PER_EXEC;
@@ -171,7 +174,8 @@ final class ResourceLimiter {
      */
     private record Namespaces(List<String> words, Optional<String> problem) {
 
-        static Namespaces probe(Programs programs, HostUser user, boolean countApart, boolean reap) {
+        static Namespaces probe(Programs programs, HostUser user, boolean countApart, boolean reap,
+                PassedHostChecks checks) {
             List<String> flags = new ArrayList<>();
             if (!user.isRoot() && (countApart || reap)) {
                 // A PID namespace needs CAP_SYS_ADMIN, which a user has only in a user namespace of its own.
@@ -189,8 +193,9 @@ final class ResourceLimiter {
             words.add("--");
             List<String> probe = new ArrayList<>(words);
             probe.add("true");
-            Optional<String> refused = refusal(probe);
+            Optional<String> refused = checks.passed(probe) ? Optional.empty() : refusal(probe);
             if (refused.isEmpty()) {
+                checks.remember(probe);
                 return new Namespaces(List.copyOf(words), Optional.empty());
             }
             LOG.log(System.Logger.Level.INFO, () -> "no namespaces per launch (" + String.join(" ", flags) + "): "

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
+import org.sandbox4j.core.spi.PassedHostChecks;
 
 /**
  * {@link ResourceLimiter} against a cgroup v2 tree laid out in a temporary directory (this host
@@ -41,7 +42,8 @@ class ResourceLimiterCgroupV2Test {
 
     @Test
     void aHierarchyWithMemoryPidsAndCpuIsDetectedAsCgroupV2AndHandsTheControllersDown() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE,
+                PassedHostChecks.none());
 
         assertThat(limiter.mechanism()).isEqualTo(LimitMechanism.CGROUP_V2);
         assertThat(Files.readString(root.resolve("cgroup.subtree_control"))).isEqualTo("+memory +pids +cpu");
@@ -54,7 +56,8 @@ class ResourceLimiterCgroupV2Test {
     void aHierarchyWithoutTheMemoryControllerIsNotCgroupV2() throws IOException {
         Files.writeString(root.resolve("cgroup.controllers"), "cpu pids hugetlb\n");
 
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE,
+                PassedHostChecks.none());
 
         assertThat(limiter.mechanism()).as("no v2 memory controller and no v1 controllers").isIn(
                 LimitMechanism.RLIMIT_PER_EXEC, LimitMechanism.RLIMIT_PER_USER, LimitMechanism.RLIMIT_DATA_ONLY);
@@ -63,7 +66,8 @@ class ResourceLimiterCgroupV2Test {
 
     @Test
     void launchPrefixMakesTheGroupWithItsLimitsWrittenExactly() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE,
+                PassedHostChecks.none());
 
         List<String> prefix = limiter.launchPrefix(GROUP, List.of());
 
@@ -113,7 +117,8 @@ class ResourceLimiterCgroupV2Test {
 
     @Test
     void releaseWritesCgroupKill() throws IOException {
-        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE);
+        ResourceLimiter limiter = ResourceLimiter.detect(root, LIMITS, ResourceLimiter.Programs.fromPath(), ResourceLimiter.Launches.ALONE,
+                PassedHostChecks.none());
         limiter.launchPrefix(GROUP, List.of());
         Path group = root.resolve("sandbox4j").resolve(GROUP);
         Files.writeString(group.resolve("cgroup.kill"), "");
