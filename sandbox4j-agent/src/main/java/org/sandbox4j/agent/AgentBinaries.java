@@ -64,8 +64,22 @@ public final class AgentBinaries {
         if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
             return Optional.empty();
         }
+        String resource = RESOURCE_PREFIX + System.getProperty("os.arch");
+        Optional<Recorded> recorded = Recorded.of(resource);
+        try {
+            if (recorded.isPresent()) {
+                // The usual case: the build recorded the digest, and the copy of an earlier JVM is in place.
+                privateDirectory(directory);
+                Path target = directory.resolve(nameFor(recorded.get().sha256()));
+                if (placed(target, recorded.get().size())) {
+                    return Optional.of(target);
+                }
+            }
+        } catch (IOException e) {
+            throw cannotPlace(directory, e);
+        }
         byte[] agent;
-        try (InputStream in = AgentBinaries.class.getResourceAsStream(RESOURCE_PREFIX + System.getProperty("os.arch"))) {
+        try (InputStream in = AgentBinaries.class.getResourceAsStream(resource)) {
             if (in == null) {
                 return Optional.empty();
             }
@@ -73,7 +87,7 @@ public final class AgentBinaries {
         } catch (IOException e) {
             throw new UncheckedIOException("could not read the guest agent from the sandbox4j-agent jar", e);
         }
-        String name = "s4j-agent-" + sha256Hex(agent).substring(0, DIGEST_NAME_HEX);
+        String name = nameFor(sha256Hex(agent));
         try {
             privateDirectory(directory);
             Path target = directory.resolve(name);
@@ -89,8 +103,52 @@ public final class AgentBinaries {
             }
             return Optional.of(target);
         } catch (IOException e) {
-            throw new UncheckedIOException("could not place the guest agent under " + directory
-                    + " (set XDG_CACHE_HOME to a directory of your own): " + e.getMessage(), e);
+            throw cannotPlace(directory, e);
+        }
+    }
+
+    private static String nameFor(String sha256Hex) {
+        return "s4j-agent-" + sha256Hex.substring(0, DIGEST_NAME_HEX);
+    }
+
+    private static UncheckedIOException cannotPlace(Path directory, IOException e) {
+        return new UncheckedIOException("could not place the guest agent under " + directory
+                + " (set XDG_CACHE_HOME to a directory of your own): " + e.getMessage(), e);
+    }
+
+    /**
+     * Whether {@code target} is the copy an earlier JVM placed: a regular file (not a link) of the
+     * agent's size, read-only as placed. Its name is the agent's digest and it is renamed into place
+     * whole, in a directory only this user can write to, so its bytes are not read again.
+     */
+    private static boolean placed(Path target, long size) throws IOException {
+        try {
+            PosixFileAttributes attributes = Files.readAttributes(target, PosixFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            return attributes.isRegularFile() && attributes.size() == size
+                    && attributes.permissions().equals(EXECUTABLE);
+        } catch (java.nio.file.NoSuchFileException missing) {
+            return false;
+        }
+    }
+
+    /** The agent's SHA-256 and size as the build recorded them beside it ({@code build-into.sh}). */
+    private record Recorded(String sha256, long size) {
+
+        private static final java.util.regex.Pattern LINE = java.util.regex.Pattern.compile("([0-9a-f]{64}) ([0-9]{1,12})");
+
+        static Optional<Recorded> of(String resource) {
+            try (InputStream in = AgentBinaries.class.getResourceAsStream(resource + ".sha256")) {
+                if (in == null) {
+                    return Optional.empty();
+                }
+                var line = LINE.matcher(new String(in.readNBytes(128), java.nio.charset.StandardCharsets.US_ASCII)
+                        .strip());
+                return line.matches() ? Optional.of(new Recorded(line.group(1), Long.parseLong(line.group(2))))
+                        : Optional.empty();
+            } catch (IOException e) {
+                return Optional.empty();
+            }
         }
     }
 
