@@ -56,6 +56,7 @@
 #define MAX_EXECS 64
 #define MAX_WRITES 16
 #define OUT_CHUNK (64 * 1024)
+#define SPLICE_FRAMES_PER_WAKE 4
 #define READ_CHUNK (256 * 1024)
 #define STDIN_DATA_MAX (64 * 1024)
 #define STDIN_WINDOW (256 * 1024)
@@ -1481,9 +1482,15 @@ static int pump_out(struct exec *e, int stream) {
     size_t want = e->credit[stream] < OUT_CHUNK ? e->credit[stream] : OUT_CHUNK;
     int waiting = 0;
     if (splice_to_host && !port_down && ioctl(e->out[stream], FIONREAD, &waiting) == 0 && waiting > 0) {
-        size_t n = (size_t) waiting < want ? (size_t) waiting : want;
-        splice_out(e, stream, n);
-        e->credit[stream] -= (uint32_t) n;
+        /* what waits goes now, a few frames at most (one wake-up, not one per frame; other streams get their turn) */
+        for (int frames = 0; frames < SPLICE_FRAMES_PER_WAKE && waiting > 0 && e->credit[stream] > 0 && !port_down;
+             frames++) {
+            size_t limit = e->credit[stream] < OUT_CHUNK ? e->credit[stream] : OUT_CHUNK;
+            size_t n = (size_t) waiting < limit ? (size_t) waiting : limit;
+            splice_out(e, stream, n);
+            e->credit[stream] -= (uint32_t) n;
+            waiting -= (int) n;
+        }
         return 1;
     }
     /* nothing waits (the command closed its end, or a spurious wake-up), or no splice: read() tells */
@@ -2572,12 +2579,17 @@ int main(int argc, char **argv) {
         if (ready < 0 && errno != EINTR) { logf_("poll: %s", strerror(errno)); sleep(1); }
         lease_check();
         if (port_down && monotonic_ms() - port_down_since >= RECONNECT_POLL_MS) port_down = 0; /* try again */
+        /* children are reaped when one ended (SIGCHLD, which stays pending until read), not on every wake-up:
+           a stream of output wakes the loop once per chunk */
+        int child_ended = sig_fd < 0;
         if (sig_fd >= 0 && (pfds[0].revents & POLLIN)) {
             struct signalfd_siginfo info;
-            while (read(sig_fd, &info, sizeof info) > 0)
+            while (read(sig_fd, &info, sizeof info) > 0) {
                 if (info.ssi_signo == SIGIO) port_down = 0; /* the host opened the port: try it now */
+                if (info.ssi_signo == SIGCHLD) child_ended = 1;
+            }
         }
-        reap();
+        if (child_ended) reap();
         for (int i = 0; i < n && ready > 0; i++) {
             if (!pfds[i].revents || !owner[i] || !owner[i]->used) continue;
             if (which[i] == 0) pump_in(owner[i]);
@@ -2591,7 +2603,7 @@ int main(int argc, char **argv) {
                 mark_port_down();
             }
         }
-        reap();
+        if (sig_fd < 0) reap();
         for (int i = 0; i < MAX_EXECS; i++)
             if (execs[i].used && execs[i].exited) try_finish(&execs[i]);
     }
