@@ -314,7 +314,8 @@ public final class BubblewrapBackend extends LocalBackend {
         if (commands.agent().isEmpty() || egress.isPresent()) {
             return Optional.empty();
         }
-        return Optional.of(agents.agentFor(id, directory, keeper, agentCommandLine(directory, id, mountPoint, keeper)));
+        return Optional.of(agents.agentFor(id, directory, keeper,
+                () -> agentCommandLine(directory, id, mountPoint, keeper)));
     }
 
     ResidentAgents agents() {

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.sandbox4j.agent.AgentConnection;
 import org.sandbox4j.agent.AgentHello;
 import org.sandbox4j.core.SandboxDisposed;
@@ -75,13 +76,13 @@ final class ResidentAgents implements AutoCloseable {
     }
 
     /**
-     * The running agent of sandbox {@code id}, held by {@code keeper}; started with {@code argv}
-     * when none runs, or when the one there broke or serves a workspace that is gone.
+     * The running agent of sandbox {@code id}, held by {@code keeper}; started with the line {@code argv}
+     * makes (made only then) when none runs, or when the one there broke or serves a workspace that is gone.
      *
      * @throws SandboxDisposed  the sandbox was disposed of meanwhile
      * @throws SandboxException the agent could not start, quoting what bwrap or the agent said
      */
-    Agent agentFor(String id, Path sandboxDirectory, WorkspaceKeeper keeper, List<String> argv) {
+    Agent agentFor(String id, Path sandboxDirectory, WorkspaceKeeper keeper, Supplier<List<String>> argv) {
         Agent known = agents.get(id);
         if (known != null && known.serves(keeper)) {
             return known;
@@ -100,7 +101,7 @@ final class ResidentAgents implements AutoCloseable {
                 throw new SandboxException("backend '" + backendName + "' was closed: acquire the sandbox from a "
                         + "backend that is open");
             }
-            Agent started = start(argv, Optional.of(sandboxDirectory.resolve(LOG_FILE)), "sandbox " + id);
+            Agent started = start(argv.get(), Optional.of(sandboxDirectory.resolve(LOG_FILE)), "sandbox " + id);
             Optional<Launches.Registration> registration = Launches.register(sandboxDirectory, started.launcher);
             if (registration.isEmpty()) {
                 started.close();

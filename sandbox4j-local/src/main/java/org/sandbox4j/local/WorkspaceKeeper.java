@@ -92,6 +92,8 @@ final class WorkspaceKeeper {
                     + "workspace (" + programs.unshare() + "): " + ErrorDetail.of(e) + "; install util-linux", e);
         }
         long deadline = System.nanoTime() + START_BOUND.toNanos();
+        // The mount takes a few milliseconds: looked for after 1, 2, 4 ms, then every POLL.
+        long poll = 1;
         try {
             while (!Files.exists(ready)) {
                 if (!keeper.isAlive()) {
@@ -106,7 +108,8 @@ final class WorkspaceKeeper {
                     throw new SandboxException("backend '" + backendName + "': a sandbox's workspace keeper did not "
                             + "mount its tmpfs within " + START_BOUND.toSeconds() + " s");
                 }
-                Thread.sleep(POLL.toMillis());
+                Thread.sleep(poll);
+                poll = Math.min(poll * 2, POLL.toMillis());
             }
             Files.deleteIfExists(ready);
         } catch (IOException e) {
@@ -168,6 +171,10 @@ final class WorkspaceKeeper {
     }
 
     boolean alive() {
+        if (process.isPresent()) {
+            // This JVM's child: its pid cannot name another process before the JVM reaps it (no /proc read).
+            return process.get().isAlive();
+        }
         return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
                 .flatMap(handle -> handle.info().startInstant()).map(started::equals).orElse(false);
     }
