@@ -2,19 +2,21 @@ package org.sandbox4j.local;
 
 import java.io.IOException;
 import java.io.Reader;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
 import org.sandbox4j.core.spi.KeyDigest;
+import org.sandbox4j.core.spi.RecordText;
 import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
@@ -134,23 +136,22 @@ record SandboxRecord(String id, String scopeHash, String threadHash, String agen
     }
 
     void write(Path directory) throws IOException {
-        Properties properties = new Properties();
-        properties.setProperty("format", FORMAT);
-        properties.setProperty("id", id);
-        properties.setProperty("scope-sha256", scopeHash);
-        properties.setProperty("thread-sha256", threadHash);
-        properties.setProperty("agent-dir-sha256", agentHash);
-        properties.setProperty("kind", kind);
-        properties.setProperty("fingerprint", fingerprint);
-        properties.setProperty("created-at", createdAt.toString());
-        properties.setProperty("owner-pid", Long.toString(ownerPid));
-        properties.setProperty("owner-start", ownerStart.toString());
-        properties.setProperty("lease-until", leaseUntil.toString());
-        properties.setProperty("attached", Boolean.toString(attached));
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("format", FORMAT);
+        fields.put("id", id);
+        fields.put("scope-sha256", scopeHash);
+        fields.put("thread-sha256", threadHash);
+        fields.put("agent-dir-sha256", agentHash);
+        fields.put("kind", kind);
+        fields.put("fingerprint", fingerprint);
+        fields.put("created-at", createdAt.toString());
+        fields.put("owner-pid", Long.toString(ownerPid));
+        fields.put("owner-start", ownerStart.toString());
+        fields.put("lease-until", leaseUntil.toString());
+        fields.put("attached", Boolean.toString(attached));
         Path temporary = directory.resolve("." + FILE_NAME + "-" + UUID.randomUUID());
-        try (Writer out = Files.newBufferedWriter(temporary, StandardCharsets.UTF_8)) {
-            properties.store(out, "sandbox4j local sandbox; labels are SHA-256 digests");
-        }
+        Files.writeString(temporary, RecordText.of("sandbox4j local sandbox; labels are SHA-256 digests", fields),
+                StandardCharsets.UTF_8);
         Files.move(temporary, directory.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE,
                 StandardCopyOption.REPLACE_EXISTING);
     }

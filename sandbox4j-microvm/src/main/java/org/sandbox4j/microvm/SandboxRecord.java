@@ -2,7 +2,6 @@ package org.sandbox4j.microvm;
 
 import java.io.IOException;
 import java.io.StringReader;
-import java.io.StringWriter;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +15,8 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
@@ -24,6 +25,7 @@ import org.sandbox4j.core.SandboxKey;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
 import org.sandbox4j.core.spi.KeyDigest;
+import org.sandbox4j.core.spi.RecordText;
 
 /**
  * What a sandbox directory says about itself, so that any instance, in any process, can find a
@@ -175,21 +177,20 @@ record SandboxRecord(String scopeHash, String threadHash, String agentHash, Stri
     }
 
     void writeTo(Path directory) throws IOException {
-        Properties properties = new Properties();
-        properties.setProperty("format", FORMAT);
-        properties.setProperty("scope-sha256", scopeHash);
-        properties.setProperty("thread-sha256", threadHash);
-        properties.setProperty("agent-dir-sha256", agentHash);
-        properties.setProperty("kind", kind);
-        properties.setProperty("fingerprint", fingerprint);
-        properties.setProperty("created-at", createdAt.toString());
-        properties.setProperty("acquired-at", acquiredAt.toString());
-        properties.setProperty("owner-pid", Long.toString(ownerPid));
-        properties.setProperty("owner-start", ownerStart.toString());
-        properties.setProperty("lease-until", leaseUntil.toString());
-        StringWriter text = new StringWriter();
-        properties.store(text, "sandbox4j microVM guest; labels are SHA-256 digests");
-        writeHostFile(directory.resolve(FILE), text.toString());
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("format", FORMAT);
+        fields.put("scope-sha256", scopeHash);
+        fields.put("thread-sha256", threadHash);
+        fields.put("agent-dir-sha256", agentHash);
+        fields.put("kind", kind);
+        fields.put("fingerprint", fingerprint);
+        fields.put("created-at", createdAt.toString());
+        fields.put("acquired-at", acquiredAt.toString());
+        fields.put("owner-pid", Long.toString(ownerPid));
+        fields.put("owner-start", ownerStart.toString());
+        fields.put("lease-until", leaseUntil.toString());
+        writeHostFile(directory.resolve(FILE), RecordText.of("sandbox4j microVM guest; labels are SHA-256 digests",
+                fields));
     }
 
     /** The record in {@code directory}, or empty when there is none or it is not one of ours. */
