@@ -23,6 +23,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -78,6 +79,7 @@
 #define MARKER_MAX 64
 #define ENVIRON_CHUNK (64 * 1024)
 #define ENVIRON_SCAN_MAX (8 * 1024 * 1024) /* more than execve lets an environment be (a quarter of the stack limit) */
+#define ENVIRON_EMPTY_TRIES 3             /* reads of an empty environment before it counts as one */
 #define KILL_ROUNDS 50                     /* scans before survivors are reported (a process may fork mid-scan) */
 #define KILL_BOUND_MS 3000
 #define KILL_PAUSE_MAX_US 50000
@@ -837,8 +839,8 @@ static void write_file(const char *path, const char *text) {
 
 static void reap(void);
 
-/* Whether the NUL-separated environment read from fd holds an entry equal to want (prefix: starting with it).
-   Reads at most ENVIRON_SCAN_MAX bytes, in chunks. */
+/* Whether the NUL-separated environment read from fd holds an entry equal to want (prefix: starting with it):
+   1 or 0, or -1 when nothing could be read. Reads at most ENVIRON_SCAN_MAX bytes, in chunks. */
 static int environ_matches(int fd, const char *want, size_t want_len, int prefix) {
     static char chunk[ENVIRON_CHUNK];
     size_t pos = 0, total = 0; /* pos: index in the current entry */
@@ -846,7 +848,7 @@ static int environ_matches(int fd, const char *want, size_t want_len, int prefix
     for (;;) {
         ssize_t n = read(fd, chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return 0;
+        if (n <= 0) return total == 0 ? -1 : 0;
         for (ssize_t i = 0; i < n; i++) {
             char c = chunk[i];
             if (matching) {
@@ -891,12 +893,16 @@ static int kill_marked_once(const char *want, int prefix, pid_t group) {
         if (!after || sscanf(after + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session_id) != 4) continue;
         if (state == 'Z' || state == 'X') continue; /* dead: only its parent's wait removes it */
         int match = group > 0 && (pgrp == group || session_id == group);
-        if (!match) {
+        /* A process in the middle of execve shows an empty environment for a moment (the new image's is not
+           laid out yet): an empty read is tried again, a few times, before it counts as no marker. */
+        for (int tries = 0; !match && tries < ENVIRON_EMPTY_TRIES; tries++) {
             snprintf(path, sizeof path, "%ld/environ", pid);
             fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            match = environ_matches(fd, want, want_len, prefix);
+            if (fd < 0) break;
+            int matched = environ_matches(fd, want, want_len, prefix);
             close(fd);
+            if (matched >= 0) { match = matched; break; }
+            sched_yield();
         }
         if (match && kill((pid_t) pid, SIGKILL) == 0) found++;
     }
