@@ -102,6 +102,21 @@ class AgentMarkerKillTest {
         assertThat(othersInTheNamespace()).noneMatch(line -> line.contains("sleep 1004"));
     }
 
+    /**
+     * The same, with the leftover still going through execve when its leader exits (a process mid-exec shows an
+     * empty environment for a moment): each round's chain of execs must not slip past the scan.
+     */
+    @Test
+    void aLeftoverInTheMiddleOfExecveIsTakenToo() {
+        for (int round = 0; round < 20; round++) {
+            ExecResult result = agent.connection().execEndingTree(GuestCommands.argv(Command.shell(
+                    "(setsid env env env sleep 1007 &); echo left")), work.toString(),
+                    GuestCommands.environment(options()), options(), "left");
+            assertThat(result.stdoutText()).isEqualTo("left\n");
+            assertThat(othersInTheNamespace()).as("round %d", round).noneMatch(line -> line.contains("sleep 1007"));
+        }
+    }
+
     @Test
     void withoutItTheLeftoverLivesUntilTheSessionEnds() throws Exception {
         // An agent directly on this host (not PID 1 of a namespace, whose end would kill everything anyway).
