@@ -25,6 +25,8 @@ final class ExecMarker {
     /** The variable every process of one sandbox inherits, so disposal finds them all. */
     static final String SANDBOX_VARIABLE = "SANDBOX4J_SANDBOX";
     private static final Path PROC = Path.of("/proc");
+    /** Reads of an empty environment before it counts as one without the marker. */
+    private static final int EMPTY_ENVIRON_TRIES = 3;
     /** The most of one process's environment read: markers sit among ordinary variables. */
     private static final int ENVIRON_READ_LIMIT = 1 << 20;
     /** Rounds of find-and-kill: a process may fork while the previous round kills its parent. */
@@ -133,13 +135,23 @@ final class ExecMarker {
         return found;
     }
 
+    /**
+     * Whether the environment holds the marker. A process in the middle of execve shows an empty one for a
+     * moment (the new image's is not laid out yet), so an empty read is tried again a few times first.
+     */
     private boolean carries(Path environ) {
-        try (InputStream in = Files.newInputStream(environ)) {
-            byte[] bytes = in.readNBytes(ENVIRON_READ_LIMIT);
-            return indexOf(bytes, needle) >= 0;
-        } catch (IOException | SecurityException e) {
-            return false; // another user's process, or one that just ended
+        for (int tries = 0; tries < EMPTY_ENVIRON_TRIES; tries++) {
+            try (InputStream in = Files.newInputStream(environ)) {
+                byte[] bytes = in.readNBytes(ENVIRON_READ_LIMIT);
+                if (bytes.length > 0) {
+                    return indexOf(bytes, needle) >= 0;
+                }
+            } catch (IOException | SecurityException e) {
+                return false; // another user's process, or one that just ended
+            }
+            Thread.yield();
         }
+        return false;
     }
 
     /** Whether {@code needle} starts at 0 or right after a NUL (a whole variable, not a suffix of one). */
