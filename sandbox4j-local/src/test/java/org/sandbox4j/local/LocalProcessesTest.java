@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -130,6 +131,45 @@ class LocalProcessesTest {
         assertThat(sandbox.exec(Command.shell("ls " + marker + "* 2>/dev/null | wc -l"),
                 ExecOptions.in(workDir(sandbox), WAIT)).stdoutText().strip()).isEqualTo("0");
         tree.close();
+    }
+
+    /**
+     * A disposal while the guest keeps starting escaped processes through chains of execve (a process mid-exec
+     * shows an empty environment for a moment, which a marker scan must not take for "not ours").
+     */
+    @ParameterizedTest
+    @MethodSource("backendsUnderTest")
+    void disposalTakesWhatIsInTheMiddleOfExecve(String backend) throws IOException {
+        Sandbox sandbox = sandbox(backend);
+        String leftover = "sleep 1011";
+        try {
+            SandboxProcess churn = sandbox.start(Command.shell("echo ready; i=0; while [ $i -lt 300 ]; do "
+                    + "(setsid env env env " + leftover + " &); i=$((i + 1)); done; sleep 60"),
+                    ProcessOptions.in(workDir(sandbox), LIFETIME));
+            assertThat(readUntil(churn, "ready\n")).isEqualTo("ready\n");
+            sleep(Duration.ofMillis(300));
+            (backend.equals("bubblewrap") ? bubblewrap : process).dispose(KEY);
+            sleep(Duration.ofMillis(500));
+            assertThat(commandLinesOnTheHost()).noneMatch(line -> line.contains(leftover));
+        } finally {
+            new ProcessBuilder("pkill", "-KILL", "-f", leftover).start();
+        }
+    }
+
+    /** Every process's command line on this host, arguments joined by spaces. */
+    private static List<String> commandLinesOnTheHost() throws IOException {
+        List<String> lines = new java.util.ArrayList<>();
+        try (Stream<Path> entries = Files.list(Path.of("/proc"))) {
+            for (Path entry : (Iterable<Path>) entries::iterator) {
+                try {
+                    lines.add(new String(Files.readAllBytes(entry.resolve("cmdline")), java.nio.charset.StandardCharsets.UTF_8)
+                            .replace('\0', ' '));
+                } catch (IOException | RuntimeException notAProcess) {
+                    // not a process directory, or one that ended
+                }
+            }
+        }
+        return lines;
     }
 
     @ParameterizedTest
