@@ -149,7 +149,7 @@ public final class BubblewrapBackend extends LocalBackend {
         LocalStore store = LocalStore.open(builder.stateRoot, TYPE, name);
         try {
             this.layout = BwrapLayout.of(builder.rootFilesystem, builder.readOnlyBinds,
-                    store.root().resolve(".guest-etc"), builder.limits.tmpBytes());
+                    store.root().resolve(LocalStore.GUEST_ETC), builder.limits.tmpBytes());
         } catch (IOException e) {
             throw new SandboxException("backend '" + name + "' could not prepare the guest's file system: "
                     + ErrorDetail.of(e), e);
@@ -161,7 +161,7 @@ public final class BubblewrapBackend extends LocalBackend {
                 ResourceLimiter.Launches.IN_A_KEEPER, checks);
         this.declarations = declarationsFor(limiter.mechanism());
         this.seccompFilter = builder.seccompFilter;
-        this.noFifoFilter = writeNoFifoFilter(store.root().resolve(".guest-etc"));
+        this.noFifoFilter = writeNoFifoFilter(store.root().resolve(LocalStore.GUEST_ETC));
         this.imageName = builder.imageName;
         this.proxies = new ProxySockets(name, builder.egressSettings, ProxySockets.Access.OWNER,
                 "use a shorter state root");

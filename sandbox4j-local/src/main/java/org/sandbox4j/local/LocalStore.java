@@ -41,6 +41,8 @@ final class LocalStore {
     static final String WORKSPACE = "workspace";
     private static final String LOCKS = ".locks";
     private static final String HOST_CHECKS = ".host-checks";
+    /** The guest's own /etc files of a bubblewrap backend (see {@link BwrapLayout}). */
+    static final String GUEST_ETC = ".guest-etc";
     private static final String BUILDING = ".building-";
     static final String REMOVING = ".removing-";
     private static final String OWNER_ONLY = "rwx------";
@@ -168,6 +170,15 @@ final class LocalStore {
 
     Path root() {
         return root;
+    }
+
+    /**
+     * Whether {@code name}, directly under a store's root, is the backend's own (locks, index, guest /etc,
+     * host checks) rather than a sandbox's or the debris of one.
+     */
+    static boolean isBackendEntry(String name) {
+        return name.equals(LOCKS) || name.equals(SandboxIndex.DIRECTORY) || name.equals(GUEST_ETC)
+                || name.equals(HOST_CHECKS);
     }
 
     /** Where this backend's host checks that passed are remembered (see {@link PassedHostChecks}). */

@@ -148,9 +148,7 @@ class BubblewrapHostErrorsTest {
 
     private java.util.List<Path> sandboxDirectories() {
         try (Stream<Path> children = Files.list(backend.stateDirectory())) {
-            return children.filter(path -> !path.getFileName().toString().equals(".locks")
-                    && !path.getFileName().toString().equals(".guest-etc")
-                    && !path.getFileName().toString().equals(SandboxIndex.DIRECTORY)).toList();
+            return children.filter(path -> !LocalStore.isBackendEntry(path.getFileName().toString())).toList();
         } catch (IOException e) {
             throw new AssertionError(e);
         }

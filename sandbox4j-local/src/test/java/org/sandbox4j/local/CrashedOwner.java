@@ -154,8 +154,8 @@ final class CrashedOwner {
     static Leftovers leftovers(Path store) throws IOException {
         List<String> directories = new ArrayList<>();
         try (Stream<Path> entries = Files.list(store)) {
-            entries.map(path -> path.getFileName().toString()).filter(name -> !name.equals(".locks")
-                    && !name.equals(".guest-etc") && !name.equals(SandboxIndex.DIRECTORY)).forEach(directories::add);
+            entries.map(path -> path.getFileName().toString()).filter(name -> !LocalStore.isBackendEntry(name))
+                    .forEach(directories::add);
         }
         List<String> locks;
         try (Stream<Path> entries = Files.list(store.resolve(".locks"))) {
