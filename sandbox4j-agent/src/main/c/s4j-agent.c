@@ -23,7 +23,6 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -79,7 +78,7 @@
 #define MARKER_MAX 64
 #define ENVIRON_CHUNK (64 * 1024)
 #define ENVIRON_SCAN_MAX (8 * 1024 * 1024) /* more than execve lets an environment be (a quarter of the stack limit) */
-#define ENVIRON_EMPTY_TRIES 3             /* reads of an empty environment before it counts as one */
+#define PF_KTHREAD_FLAG 0x00200000UL      /* include/linux/sched.h: the task is a kernel thread */
 #define KILL_ROUNDS 50                     /* scans before survivors are reported (a process may fork mid-scan) */
 #define KILL_BOUND_MS 3000
 #define KILL_PAUSE_MAX_US 50000
@@ -864,9 +863,25 @@ static int environ_matches(int fd, const char *want, size_t want_len, int prefix
     }
 }
 
+/* Whether /proc/<pid>/<name> (under the /proc descriptor) reads empty: no byte at all. */
+static int proc_file_empty(int proc, long pid, const char *name) {
+    char path[64], one;
+    snprintf(path, sizeof path, "%ld/%s", pid, name);
+    int fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0; /* gone, or not ours to read: nothing to wait for */
+    ssize_t n;
+    do n = read(fd, &one, 1); while (n < 0 && errno == EINTR);
+    close(fd);
+    return n == 0;
+}
+
 /* One scan of /proc: SIGKILL to every live process (not this agent) whose environment holds the marker, or
-   whose process group or session is group (> 0). Returns how many it found. */
-static int kill_marked_once(const char *want, int prefix, pid_t group) {
+   whose process group or session is group (> 0). Returns how many it found, counting those it cannot judge yet:
+   a process in the middle of execve has an empty environment for a moment (the new image's is not laid out yet),
+   so in the first round any empty environment, and in every round one without arguments either, is looked at
+   again in the next round rather than taken for one without the marker. A process whose environment is empty by
+   choice still has its arguments, so it holds the scan up for one round at most. */
+static int kill_marked_once(const char *want, int prefix, pid_t group, int first_round) {
     int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (proc < 0) return 0;
     DIR *d = fdopendir(proc);
@@ -889,20 +904,24 @@ static int kill_marked_once(const char *want, int prefix, pid_t group) {
         stat_text[n] = 0;
         char state = 0;
         long ppid = 0, pgrp = 0, session_id = 0;
+        unsigned long flags = 0;
         char *after = strrchr(stat_text, ')'); /* the command name may hold anything but ends at the last ')' */
-        if (!after || sscanf(after + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session_id) != 4) continue;
+        if (!after || sscanf(after + 1, " %c %ld %ld %ld %*d %*d %lu", &state, &ppid, &pgrp, &session_id, &flags) != 5)
+            continue;
         if (state == 'Z' || state == 'X') continue; /* dead: only its parent's wait removes it */
+        if (flags & PF_KTHREAD_FLAG) continue;     /* a kernel thread: no environment, never a guest's */
         int match = group > 0 && (pgrp == group || session_id == group);
-        /* A process in the middle of execve shows an empty environment for a moment (the new image's is not
-           laid out yet): an empty read is tried again, a few times, before it counts as no marker. */
-        for (int tries = 0; !match && tries < ENVIRON_EMPTY_TRIES; tries++) {
+        if (!match) {
             snprintf(path, sizeof path, "%ld/environ", pid);
             fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) break;
+            if (fd < 0) continue;
             int matched = environ_matches(fd, want, want_len, prefix);
             close(fd);
-            if (matched >= 0) { match = matched; break; }
-            sched_yield();
+            if (matched < 0 && (first_round || proc_file_empty(proc, pid, "cmdline"))) {
+                found++; /* maybe mid-execve (or exiting): judged in the next round */
+                continue;
+            }
+            match = matched > 0;
         }
         if (match && kill((pid_t) pid, SIGKILL) == 0) found++;
     }
@@ -916,7 +935,7 @@ static int kill_marked(const char *want, int prefix, pid_t group) {
     long long until = monotonic_ms() + KILL_BOUND_MS;
     useconds_t pause_us = 1000;
     for (int round = 0; round < KILL_ROUNDS; round++) {
-        if (kill_marked_once(want, prefix, group) == 0) return TREE_ENDED;
+        if (kill_marked_once(want, prefix, group, round == 0) == 0) return TREE_ENDED;
         if (monotonic_ms() >= until) break;
         usleep(pause_us);
         if (pause_us < KILL_PAUSE_MAX_US) pause_us *= 2;

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.Stream;
 
@@ -25,8 +26,11 @@ final class ExecMarker {
     /** The variable every process of one sandbox inherits, so disposal finds them all. */
     static final String SANDBOX_VARIABLE = "SANDBOX4J_SANDBOX";
     private static final Path PROC = Path.of("/proc");
-    /** Reads of an empty environment before it counts as one without the marker. */
-    private static final int EMPTY_ENVIRON_TRIES = 3;
+    private static final int MAX_PAUSE_SHIFT = 5;
+    /** In /proc/PID/stat after the command's closing parenthesis: state 0, ppid 1, …, flags 6. */
+    private static final int STAT_FLAGS = 6;
+    /** include/linux/sched.h: the task is a kernel thread. */
+    private static final long PF_KTHREAD = 0x00200000L;
     /** The most of one process's environment read: markers sit among ordinary variables. */
     private static final int ENVIRON_READ_LIMIT = 1 << 20;
     /** Rounds of find-and-kill: a process may fork while the previous round kills its parent. */
@@ -67,14 +71,18 @@ final class ExecMarker {
         }
         int killed = 0;
         for (int round = 0; round < ROUNDS; round++) {
-            List<Long> found = carriers();
-            if (found.isEmpty()) {
+            List<Long> undecided = new ArrayList<>();
+            List<Long> found = carriers(round == 0, undecided);
+            if (found.isEmpty() && undecided.isEmpty()) {
                 break;
             }
             for (long pid : found) {
                 if (ProcessHandle.of(pid).map(ProcessHandle::destroyForcibly).orElse(false)) {
                     killed++;
                 }
+            }
+            if (found.isEmpty()) {
+                pause(round); // only processes still in execve are left to judge: give them time to finish it
             }
         }
         return killed;
@@ -115,7 +123,13 @@ final class ExecMarker {
         return found;
     }
 
-    private List<Long> carriers() {
+    /**
+     * The processes carrying the marker. A process in the middle of execve has an empty environment for a
+     * moment (the new image's is not laid out yet): in the first round any empty environment, and in every
+     * round one without arguments either, goes to {@code undecided}, to be judged again, never taken for one
+     * without the marker. A process whose environment is empty by choice still has its arguments.
+     */
+    private List<Long> carriers(boolean firstRound, List<Long> undecided) {
         List<Long> found = new ArrayList<>();
         long self = ProcessHandle.current().pid();
         try (Stream<Path> entries = Files.list(PROC)) {
@@ -125,7 +139,13 @@ final class ExecMarker {
                     continue;
                 }
                 long pid = Long.parseLong(name);
-                if (pid != self && carries(entry.resolve("environ"))) {
+                if (pid == self) {
+                    continue;
+                }
+                Optional<Boolean> carries = carries(entry.resolve("environ"));
+                if (carries.isEmpty() && mayBeInExecve(entry, firstRound)) {
+                    undecided.add(pid);
+                } else if (carries.orElse(false)) {
                     found.add(pid);
                 }
             }
@@ -135,23 +155,49 @@ final class ExecMarker {
         return found;
     }
 
-    /**
-     * Whether the environment holds the marker. A process in the middle of execve shows an empty one for a
-     * moment (the new image's is not laid out yet), so an empty read is tried again a few times first.
-     */
-    private boolean carries(Path environ) {
-        for (int tries = 0; tries < EMPTY_ENVIRON_TRIES; tries++) {
-            try (InputStream in = Files.newInputStream(environ)) {
-                byte[] bytes = in.readNBytes(ENVIRON_READ_LIMIT);
-                if (bytes.length > 0) {
-                    return indexOf(bytes, needle) >= 0;
-                }
-            } catch (IOException | SecurityException e) {
-                return false; // another user's process, or one that just ended
-            }
-            Thread.yield();
+    /** Whether the environment holds the marker; empty when it reads empty (see {@link #carriers}). */
+    private Optional<Boolean> carries(Path environ) {
+        try (InputStream in = Files.newInputStream(environ)) {
+            byte[] bytes = in.readNBytes(ENVIRON_READ_LIMIT);
+            return bytes.length == 0 ? Optional.empty() : Optional.of(indexOf(bytes, needle) >= 0);
+        } catch (IOException | SecurityException e) {
+            return Optional.of(false); // another user's process, or one that just ended
         }
-        return false;
+    }
+
+    /**
+     * Whether a process whose environment read empty may be in the middle of execve: alive (not a zombie),
+     * not a kernel thread (which never has one), and in the first round, or without arguments either.
+     */
+    private static boolean mayBeInExecve(Path process, boolean firstRound) {
+        try {
+            String stat = Files.readString(process.resolve("stat"), StandardCharsets.US_ASCII);
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            long flags = Long.parseLong(fields[STAT_FLAGS]);
+            if (fields[0].equals("Z") || fields[0].equals("X") || (flags & PF_KTHREAD) != 0) {
+                return false;
+            }
+        } catch (IOException | RuntimeException gone) {
+            return false;
+        }
+        return firstRound || empty(process.resolve("cmdline"));
+    }
+
+    private static boolean empty(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            return in.read() < 0;
+        } catch (IOException | SecurityException e) {
+            return false;
+        }
+    }
+
+    /** 1, 2, 4 … 32 ms: an execve takes a moment, longer on a loaded host. */
+    private static void pause(int round) {
+        try {
+            Thread.sleep(1L << Math.min(round, MAX_PAUSE_SHIFT));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Whether {@code needle} starts at 0 or right after a NUL (a whole variable, not a suffix of one). */
