@@ -139,7 +139,7 @@ class LocalProcessesTest {
      */
     @ParameterizedTest
     @MethodSource("backendsUnderTest")
-    void disposalTakesWhatIsInTheMiddleOfExecve(String backend) throws IOException {
+    void disposalTakesWhatIsInTheMiddleOfExecve(String backend) throws IOException, InterruptedException {
         Sandbox sandbox = sandbox(backend);
         String leftover = "sleep 1011";
         try {
@@ -152,7 +152,8 @@ class LocalProcessesTest {
             sleep(Duration.ofMillis(500));
             assertThat(commandLinesOnTheHost()).noneMatch(line -> line.contains(leftover));
         } finally {
-            new ProcessBuilder("pkill", "-KILL", "-f", leftover).start();
+            // Only what escaped (a whole command line of exactly the leftover), and done before the next test starts.
+            new ProcessBuilder("pkill", "-KILL", "-f", "^" + leftover + "$").start().waitFor();
         }
     }
 
