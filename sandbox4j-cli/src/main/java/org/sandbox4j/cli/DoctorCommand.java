@@ -7,37 +7,37 @@ import java.util.stream.Collectors;
 
 import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.spi.Json;
-import picocli.CommandLine.Command;
 import picocli.CommandLine.Help.Ansi;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code sandbox4j doctor}: every backend sandbox4j knows, checked on this host. */
-@Command(name = "doctor", mixinStandardHelpOptions = true,
-        description = {"For every backend sandbox4j knows (bubblewrap, process, sbx, docker): can it run here, the "
-                + "rung it declares and whether the floor admits it, how it limits sandboxes, and what is missing "
-                + "with how to get it.",
-            "",
-            "docker is usable when its engine answers (--docker-host, DOCKER_HOST), has the runtime (--runtime) and "
-                + "holds the image (--image); its rung follows the runtime the engine confirms (runc: container, "
-                + "runsc: hardened_container), so it is unknown until then."})
 final class DoctorCommand implements Callable<Integer> {
 
     /** The rung column of a backend whose rung only a built backend declares, when it could not be built. */
     static final String UNKNOWN = "unknown";
 
-    @ParentCommand
-    Sandbox4jCommand root;
-
-    @Option(names = "--json", description = "Answer as JSON instead of a table.")
+    final Sandbox4jCommand root;
+    final CommandSpec spec;
     boolean json;
-
-    @Option(names = "--floor", paramLabel = "RUNG", description = "The floor to check against (default as run's).")
     String floor;
+    final DockerOptions docker = new DockerOptions();
 
-    @Mixin
-    DockerOptions docker = new DockerOptions();
+    DoctorCommand(Sandbox4jCommand root) {
+        this.root = root;
+        spec = CliSpec.command(Subcommand.DOCTOR.commandName(), this, "For every backend sandbox4j knows "
+                + "(bubblewrap, process, sbx, docker): can it run here, the rung it declares and whether the floor "
+                + "admits it, how it limits sandboxes, and what is missing with how to get it.",
+            "",
+            "docker is usable when its engine answers (--docker-host, DOCKER_HOST), has the runtime (--runtime) and "
+                + "holds the image (--image); its rung follows the runtime the engine confirms (runc: container, "
+                + "runsc: hardened_container), so it is unknown until then.");
+        spec.addOption(CliSpec.flag(new String[] {"--json"}, () -> json, value -> json = value,
+                "Answer as JSON instead of a table.").build());
+        spec.addOption(CliSpec.option("--floor", "RUNG", String.class, () -> floor, value -> floor = value,
+                "The floor to check against (default as run's).").build());
+        docker.addTo(spec);
+        CliSpec.standardHelpOptions(spec);
+    }
 
     @Override
     public Integer call() {

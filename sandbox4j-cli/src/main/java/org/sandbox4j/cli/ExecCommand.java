@@ -14,30 +14,33 @@ import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.Sandbox;
 import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxSpec;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code sandbox4j exec -- ARGV…}: a raw command in the work dir of the sandbox {@code run} uses
  * for the same thread (the same spec), never through a shell. Output streams as it arrives.
  */
-@picocli.CommandLine.Command(name = "exec", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Run a command (an argv, never a shell line) in a sandbox's work dir: the sandbox 'run' uses "
-                + "for the same --thread. Standard input is passed on when it is not a terminal.")
 final class ExecCommand implements Callable<Integer> {
 
     /** Where the work dir is made from: the guest's root. */
     private static final String ROOT = "/";
 
-    @ParentCommand
-    Sandbox4jCommand root;
-
-    @Mixin
-    SandboxOptions sandbox = new SandboxOptions();
-
-    @Parameters(arity = "1..*", paramLabel = "ARGV", description = "The command and its arguments, after --.")
+    final Sandbox4jCommand root;
+    final CommandSpec spec;
+    final SandboxOptions sandbox = new SandboxOptions();
     List<String> argv;
+
+    ExecCommand(Sandbox4jCommand root) {
+        this.root = root;
+        spec = CliSpec.command(Subcommand.EXEC.commandName(), this, "Run a command (an argv, never a shell line) in "
+                + "a sandbox's work dir: the sandbox 'run' uses for the same --thread. Standard input is passed on "
+                + "when it is not a terminal.");
+        spec.usageMessage().sortOptions(false);
+        sandbox.addTo(spec);
+        spec.addPositional(CliSpec.<List<String>>positionals("1..*", "ARGV", () -> argv, value -> argv = value,
+                "The command and its arguments, after --.").build());
+        CliSpec.standardHelpOptions(spec);
+    }
 
     @Override
     public Integer call() {

@@ -8,8 +8,7 @@ import java.util.function.Function;
 import org.sandbox4j.core.SandboxBackend;
 import org.sandbox4j.core.SandboxInventory;
 import org.sandbox4j.core.SandboxQuery;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * What {@code ls} and {@code purge} share: the conversation they ask about (a scope, or one
@@ -18,14 +17,18 @@ import picocli.CommandLine.ParentCommand;
  */
 abstract class InventoryCommand implements Callable<Integer> {
 
-    @ParentCommand
-    Sandbox4jCommand root;
+    final Sandbox4jCommand root;
+    final CommandSpec spec;
+    final ConversationOptions conversation = new ConversationOptions();
+    final DockerOptions docker = new DockerOptions();
 
-    @Mixin
-    ConversationOptions conversation = new ConversationOptions();
-
-    @Mixin
-    DockerOptions docker = new DockerOptions();
+    InventoryCommand(Sandbox4jCommand root, String name, String description) {
+        this.root = root;
+        spec = CliSpec.command(name, this, description);
+        conversation.addTo(spec);
+        docker.addTo(spec);
+        CliSpec.standardHelpOptions(spec);
+    }
 
     /** The sandboxes asked about: the scope's, or one thread's. */
     SandboxQuery query() {

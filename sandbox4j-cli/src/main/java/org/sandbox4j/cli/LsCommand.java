@@ -11,20 +11,21 @@ import java.util.stream.Collectors;
 import org.sandbox4j.core.spi.Json;
 import org.sandbox4j.core.SandboxListing;
 import org.sandbox4j.core.SandboxQuery;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
 /** {@code sandbox4j ls}: the sandboxes the backends' own records hold, for a scope or one thread. */
-@Command(name = "ls", mixinStandardHelpOptions = true,
-        description = "List the sandboxes the backends' own records hold (not this process's memory) for a scope, "
-                + "or one --thread of it.")
 final class LsCommand extends InventoryCommand {
 
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss")
             .withZone(ZoneId.systemDefault());
 
-    @Option(names = "--json", description = "Answer as a JSON array.")
     boolean json;
+
+    LsCommand(Sandbox4jCommand root) {
+        super(root, Subcommand.LS.commandName(), "List the sandboxes the backends' own records hold (not this "
+                + "process's memory) for a scope, or one --thread of it.");
+        spec.addOption(CliSpec.flag(new String[] {"--json"}, () -> json, value -> json = value,
+                "Answer as a JSON array.").build());
+    }
 
     @Override
     public Integer call() {

@@ -48,9 +48,10 @@ public final class Main {
 
     /** The model: the root with the one subcommand the line names, else with all of them. */
     static CommandLine commandLine(Optional<Subcommand> named) {
-        CommandLine commandLine = new CommandLine(new Sandbox4jCommand());
+        Sandbox4jCommand root = new Sandbox4jCommand();
+        CommandLine commandLine = new CommandLine(root.spec);
         for (Subcommand subcommand : named.map(List::of).orElseGet(() -> List.of(Subcommand.values()))) {
-            commandLine.addSubcommand(subcommand.commandName(), subcommand.create());
+            commandLine.addSubcommand(subcommand.commandName(), subcommand.create(root));
         }
         return commandLine;
     }

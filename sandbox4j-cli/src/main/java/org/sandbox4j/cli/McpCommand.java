@@ -24,10 +24,7 @@ import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.mcp.HttpEndpoint;
 import org.sandbox4j.mcp.SandboxMcpServer;
 import org.sandbox4j.mcp.SessionFiles;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code sandbox4j mcp}: serves {@code execute_code} to any MCP client, over stdio (what Claude
@@ -35,18 +32,6 @@ import picocli.CommandLine.ParentCommand;
  * conversation thread; closing the session disposes of its sandbox. {@code --file-tools} adds the
  * session file tools, with the session's area as execute_code's file store and output sink.
  */
-@Command(name = "mcp", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Serve execute_code over MCP: on standard input and output (default), or streamable HTTP on "
-                + "a loopback port. Each MCP session gets its own sandbox, disposed of when the session closes.",
-            "",
-            "With --file-tools, each session also gets a file area on this host and the tools write_file, "
-                + "read_file, list_files and delete_file: the model writes a file, names it in execute_code's "
-                + "`files`, has the program write outputs it names in `outputs`, and reads them back. Names are "
-                + "plain file names; a session holds at most " + SessionFiles.DEFAULT_MAX_FILES + " files of "
-                + SessionFiles.DEFAULT_MAX_FILE_BYTES / McpCommand.MIB + " MiB, "
-                + SessionFiles.DEFAULT_MAX_TOTAL_BYTES / McpCommand.MIB + " MiB in all. The areas live under the state directory (" + McpFileRoot.STATE_SUBDIRECTORY
-                + "/), or a temporary directory without one; each is deleted when its session closes, and the "
-                + "rest when the command ends."})
 final class McpCommand implements Callable<Integer> {
 
     /** The environment variable holding the HTTP bearer token, so it need not appear in a process listing. */
@@ -58,29 +43,43 @@ final class McpCommand implements Callable<Integer> {
     /** Bytes in a mebibyte, for the help text. */
     static final long MIB = 1024L * 1024;
 
-    @ParentCommand
-    Sandbox4jCommand root;
-
-    @Option(names = "--http", paramLabel = "PORT",
-            description = "Serve streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio.")
+    final Sandbox4jCommand root;
+    final CommandSpec spec;
     Integer httpPort;
-
-    @Option(names = "--token", paramLabel = "TOKEN",
-            description = "Bearer token HTTP clients must send (env " + TOKEN_VARIABLE + "; prefer the variable).")
     String token;
-
-    @Option(names = "--lang", paramLabel = "LANGUAGE", split = ",",
-            description = "Languages offered to the model, the first the default: python (default), javascript, "
-                    + "java, bash (repeatable or comma-separated).")
     List<String> languages = new ArrayList<>();
-
-    @Option(names = "--file-tools",
-            description = "Also offer write_file, read_file, list_files and delete_file on a file area of each "
-                    + "session's own, which execute_code takes its `files` from and saves its `outputs` to.")
     boolean fileTools;
+    final SandboxOptions sandbox = new SandboxOptions();
 
-    @Mixin
-    SandboxOptions sandbox = new SandboxOptions();
+    McpCommand(Sandbox4jCommand root) {
+        this.root = root;
+        spec = CliSpec.command(Subcommand.MCP.commandName(), this, "Serve execute_code over MCP: on standard input "
+                + "and output (default), or streamable HTTP on a loopback port. Each MCP session gets its own "
+                + "sandbox, disposed of when the session closes.",
+            "",
+            "With --file-tools, each session also gets a file area on this host and the tools write_file, "
+                + "read_file, list_files and delete_file: the model writes a file, names it in execute_code's "
+                + "`files`, has the program write outputs it names in `outputs`, and reads them back. Names are "
+                + "plain file names; a session holds at most " + SessionFiles.DEFAULT_MAX_FILES + " files of "
+                + SessionFiles.DEFAULT_MAX_FILE_BYTES / MIB + " MiB, " + SessionFiles.DEFAULT_MAX_TOTAL_BYTES / MIB
+                + " MiB in all. The areas live under the state directory (" + McpFileRoot.STATE_SUBDIRECTORY
+                + "/), or a temporary directory without one; each is deleted when its session closes, and the "
+                + "rest when the command ends.");
+        spec.usageMessage().sortOptions(false);
+        spec.addOption(CliSpec.option("--http", "PORT", Integer.class, () -> httpPort, value -> httpPort = value,
+                "Serve streamable HTTP on 127.0.0.1:PORT (0: any free port) instead of stdio.").build());
+        spec.addOption(CliSpec.option("--token", "TOKEN", String.class, () -> token, value -> token = value,
+                "Bearer token HTTP clients must send (env " + TOKEN_VARIABLE + "; prefer the variable).").build());
+        spec.addOption(CliSpec.<List<String>>option("--lang", "LANGUAGE", List.class, () -> languages,
+                value -> languages = value, "Languages offered to the model, the first the default: python "
+                        + "(default), javascript, java, bash (repeatable or comma-separated).")
+                .auxiliaryTypes(String.class).splitRegex(",").build());
+        spec.addOption(CliSpec.flag(new String[] {"--file-tools"}, () -> fileTools, value -> fileTools = value,
+                "Also offer write_file, read_file, list_files and delete_file on a file area of each session's own, "
+                        + "which execute_code takes its `files` from and saves its `outputs` to.").build());
+        sandbox.addTo(spec);
+        CliSpec.standardHelpOptions(spec);
+    }
 
     @Override
     public Integer call() throws InterruptedException {

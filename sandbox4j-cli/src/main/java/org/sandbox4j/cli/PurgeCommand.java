@@ -1,13 +1,14 @@
 package org.sandbox4j.cli;
 
 import org.sandbox4j.core.SandboxQuery;
-import picocli.CommandLine.Command;
 
 /** {@code sandbox4j purge}: disposes of what {@code ls} lists, and says how many. */
-@Command(name = "purge", mixinStandardHelpOptions = true,
-        description = "Dispose of the sandboxes 'ls' lists for a scope, or one --thread of it; prints how many were "
-                + "removed.")
 final class PurgeCommand extends InventoryCommand {
+
+    PurgeCommand(Sandbox4jCommand root) {
+        super(root, Subcommand.PURGE.commandName(), "Dispose of the sandboxes 'ls' lists for a scope, or one --thread "
+                + "of it; prints how many were removed.");
+    }
 
     @Override
     public Integer call() {

@@ -25,21 +25,12 @@ import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.outputs.FileSystemSink;
 import org.sandbox4j.core.outputs.LandedArtifact;
 import org.sandbox4j.core.spi.GuestText;
-import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code sandbox4j run}: a program through {@code execute_code}, the same kind a model calls, with
  * its own standard output, standard error and exit code handed back as they were.
  */
-@Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Run a program (-e CODE, a FILE, or standard input) in a sandbox; its standard output and "
-                + "error come back on the matching streams, and its exit code is sandbox4j's.")
 final class RunCommand implements Callable<Integer> {
 
     /** What {@code FILE} means when it is this: the program comes from standard input. */
@@ -51,44 +42,47 @@ final class RunCommand implements Callable<Integer> {
     /** The short names a shell user types for a language, by its wire name. */
     private static final Map<String, String> ALIASES = aliases();
 
-    @ParentCommand
-    Sandbox4jCommand root;
-
-    @Spec
-    CommandSpec spec;
-
-    @Option(names = {"-e", "--code"}, paramLabel = "CODE", description = "The program's source.")
+    final Sandbox4jCommand root;
+    final CommandSpec spec;
     String code;
-
     /**
      * FILE, then the program's arguments; with {@code -e}, arguments only. Options end at the first
      * of these (as {@code uv run} and {@code docker run}), so the program's own flags are its own.
      */
-    @Parameters(paramLabel = "FILE [--] ARGS",
-            description = "A file holding the program ('-' or nothing: standard input), then the arguments the "
-                    + "program gets (with -e: only arguments, after --).")
     List<String> positionals = new ArrayList<>();
-
-    @Option(names = "--lang", paramLabel = "LANGUAGE",
-            description = "python (default; py), javascript (js, node), java or bash (sh); a FILE's extension "
-                    + "chooses otherwise.")
     String lang;
-
-    @Option(names = "--file", paramLabel = "NAME=PATH",
-            description = "Share a host file with the program as NAME in its working directory (repeatable).")
     Map<String, Path> files = new LinkedHashMap<>();
-
-    @Option(names = "--out", paramLabel = "DIR",
-            description = "Land the program's outputs in DIR: those named by --output, else those the program lists "
-                    + "in outputs.json ({\"outputs\": [{\"path\": \"name\"}]}). Saved only when it exits 0.")
     Path out;
-
-    @Option(names = "--output", paramLabel = "NAME",
-            description = "A file the program writes in its working directory, landed in --out (repeatable).")
     List<String> outputs = new ArrayList<>();
+    final SandboxOptions sandbox = new SandboxOptions();
 
-    @Mixin
-    SandboxOptions sandbox = new SandboxOptions();
+    RunCommand(Sandbox4jCommand root) {
+        this.root = root;
+        spec = CliSpec.command(Subcommand.RUN.commandName(), this, "Run a program (-e CODE, a FILE, or standard "
+                + "input) in a sandbox; its standard output and error come back on the matching streams, and its "
+                + "exit code is sandbox4j's.");
+        spec.usageMessage().sortOptions(false);
+        spec.addOption(CliSpec.option(new String[] {"-e", "--code"}, "CODE", String.class, () -> code,
+                value -> code = value, "The program's source.").build());
+        spec.addPositional(CliSpec.<List<String>>positionals("0..*", "FILE [--] ARGS", () -> positionals,
+                value -> positionals = value, "A file holding the program ('-' or nothing: standard input), then "
+                        + "the arguments the program gets (with -e: only arguments, after --).").build());
+        spec.addOption(CliSpec.option("--lang", "LANGUAGE", String.class, () -> lang, value -> lang = value,
+                "python (default; py), javascript (js, node), java or bash (sh); a FILE's extension chooses "
+                        + "otherwise.").build());
+        spec.addOption(CliSpec.<Map<String, Path>>option("--file", "NAME=PATH", Map.class, () -> files,
+                value -> files = value, "Share a host file with the program as NAME in its working directory "
+                        + "(repeatable).").auxiliaryTypes(String.class, Path.class).build());
+        spec.addOption(CliSpec.option("--out", "DIR", Path.class, () -> out, value -> out = value,
+                "Land the program's outputs in DIR: those named by --output, else those the program lists in "
+                        + "outputs.json ({\"outputs\": [{\"path\": \"name\"}]}). Saved only when it exits 0.")
+                .build());
+        spec.addOption(CliSpec.<List<String>>option("--output", "NAME", List.class, () -> outputs,
+                value -> outputs = value, "A file the program writes in its working directory, landed in --out "
+                        + "(repeatable).").auxiliaryTypes(String.class).build());
+        sandbox.addTo(spec);
+        CliSpec.standardHelpOptions(spec);
+    }
 
     @Override
     public Integer call() {

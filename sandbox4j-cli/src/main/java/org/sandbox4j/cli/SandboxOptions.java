@@ -14,58 +14,55 @@ import org.sandbox4j.core.Isolation;
 import org.sandbox4j.core.SandboxRouter;
 import org.sandbox4j.core.spi.GuestText;
 import org.sandbox4j.egress.EgressPolicy;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
 
 /** Where {@code run} and {@code exec} run: backend, floor, egress, timeout, conversation. */
 final class SandboxOptions {
 
     static final String MAX_OUTPUT_FLAG = "--max-output";
 
-    @Option(names = "--backend", paramLabel = "NAME",
-            description = "microvm (the default where QEMU and its guest are here), bubblewrap (the default "
-                    + "otherwise), sbx or docker (env SANDBOX4J_BACKEND).")
     String backend;
-
-    @Option(names = "--floor", paramLabel = "RUNG",
-            description = "The weakest isolation allowed: none, runtime, os_process, container, hardened_container, "
-                    + "microvm (default, as the library's router) or vm (env SANDBOX4J_FLOOR).")
     String floor;
-
-    @Option(names = "--allow", paramLabel = "RULE",
-            description = "A host the program may reach through the egress proxy: host, *.suffix or an IP literal, "
-                    + "each with an optional :port (repeatable; env SANDBOX4J_ALLOW). Without any, no network.")
     List<String> allow;
-
-    @Option(names = "--no-network", paramLabel = "MODE",
-            description = "What no network means without --allow: closed (default: no device beyond loopback) or "
-                    + "deny-all (every destination refused by a filter outside the guest, as sbx delivers; env "
-                    + "SANDBOX4J_NO_NETWORK).")
     String noNetwork;
-
-    @Option(names = "--timeout", paramLabel = "DURATION",
-            description = "How long the program may run: 90, 90s, 2m, 1h (env SANDBOX4J_TIMEOUT; default 120s).")
     String timeout;
-
-    @Option(names = {"-m", GuestLimits.MEMORY_FLAG}, paramLabel = "SIZE",
-            description = "The most memory the sandbox's processes may hold together: 512m, 2g (default: the "
-                    + "backend's, 1g for bubblewrap and docker, 256m for microvm).")
     String memory;
-
-    @Option(names = GuestLimits.PROCESSES_FLAG, paramLabel = "N",
-            description = "The most processes and threads the sandbox may run at once (default 256).")
     Integer processes;
-
-    @Option(names = MAX_OUTPUT_FLAG, paramLabel = "SIZE",
-            description = "The most the program may print, standard output and error together, before it is "
-                    + "stopped: 64k, 10m (default 1m for run, 8m for exec).")
     String maxOutput;
+    final ConversationOptions conversation = new ConversationOptions();
+    final DockerOptions docker = new DockerOptions();
 
-    @Mixin
-    ConversationOptions conversation = new ConversationOptions();
-
-    @Mixin
-    DockerOptions docker = new DockerOptions();
+    /** Declares the options on {@code spec}, in the order the help lists them, writing this object's fields. */
+    void addTo(CommandSpec spec) {
+        spec.addOption(CliSpec.option("--backend", "NAME", String.class, () -> backend, value -> backend = value,
+                "microvm (the default where QEMU and its guest are here), bubblewrap (the default otherwise), sbx "
+                        + "or docker (env SANDBOX4J_BACKEND).").build());
+        spec.addOption(CliSpec.option("--floor", "RUNG", String.class, () -> floor, value -> floor = value,
+                "The weakest isolation allowed: none, runtime, os_process, container, hardened_container, microvm "
+                        + "(default, as the library's router) or vm (env SANDBOX4J_FLOOR).").build());
+        spec.addOption(CliSpec.<List<String>>option("--allow", "RULE", List.class, () -> allow,
+                value -> allow = value, "A host the program may reach through the egress proxy: host, *.suffix or "
+                        + "an IP literal, each with an optional :port (repeatable; env SANDBOX4J_ALLOW). Without any, "
+                        + "no network.").auxiliaryTypes(String.class).build());
+        spec.addOption(CliSpec.option("--no-network", "MODE", String.class, () -> noNetwork,
+                value -> noNetwork = value, "What no network means without --allow: closed (default: no device "
+                        + "beyond loopback) or deny-all (every destination refused by a filter outside the guest, as "
+                        + "sbx delivers; env SANDBOX4J_NO_NETWORK).").build());
+        spec.addOption(CliSpec.option("--timeout", "DURATION", String.class, () -> timeout, value -> timeout = value,
+                "How long the program may run: 90, 90s, 2m, 1h (env SANDBOX4J_TIMEOUT; default 120s).").build());
+        spec.addOption(CliSpec.option(new String[] {"-m", GuestLimits.MEMORY_FLAG}, "SIZE", String.class,
+                () -> memory, value -> memory = value, "The most memory the sandbox's processes may hold together: "
+                        + "512m, 2g (default: the backend's, 1g for bubblewrap and docker, 256m for microvm).")
+                .build());
+        spec.addOption(CliSpec.option(GuestLimits.PROCESSES_FLAG, "N", Integer.class, () -> processes,
+                value -> processes = value, "The most processes and threads the sandbox may run at once "
+                        + "(default 256).").build());
+        spec.addOption(CliSpec.option(MAX_OUTPUT_FLAG, "SIZE", String.class, () -> maxOutput,
+                value -> maxOutput = value, "The most the program may print, standard output and error together, "
+                        + "before it is stopped: 64k, 10m (default 1m for run, 8m for exec).").build());
+        conversation.addTo(spec);
+        docker.addTo(spec);
+    }
 
     KnownBackend backend(Configuration configuration) {
         return configuration.value(Setting.BACKEND, backend).map(KnownBackend::parse)

@@ -4,10 +4,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
+import picocli.CommandLine.Model.CommandSpec;
+
 /**
- * The subcommands, in the order the help lists them. Building a picocli model reflects over a
- * command's fields and runs its initialisers, so an invocation builds only the one it names (see
- * {@link #named}); help, a missing or an unknown command gets them all.
+ * The subcommands, in the order the help lists them. Building a command's model loads its class and
+ * those of its options, so an invocation builds only the one it names (see {@link #named}); help, a
+ * missing or an unknown command gets them all.
  */
 enum Subcommand {
     RUN("run"),
@@ -34,15 +36,15 @@ enum Subcommand {
         return commandName;
     }
 
-    /** A new instance of the command, for picocli to model; a switch, so that no other command's class is loaded. */
-    Object create() {
+    /** The command's model, bound to a new instance of it; a switch, so that no other command's class is loaded. */
+    CommandSpec create(Sandbox4jCommand root) {
         return switch (this) {
-            case RUN -> new RunCommand();
-            case EXEC -> new ExecCommand();
-            case DOCTOR -> new DoctorCommand();
-            case LS -> new LsCommand();
-            case PURGE -> new PurgeCommand();
-            case MCP -> new McpCommand();
+            case RUN -> new RunCommand(root).spec;
+            case EXEC -> new ExecCommand(root).spec;
+            case DOCTOR -> new DoctorCommand(root).spec;
+            case LS -> new LsCommand(root).spec;
+            case PURGE -> new PurgeCommand(root).spec;
+            case MCP -> new McpCommand(root).spec;
         };
     }
 

@@ -18,7 +18,31 @@ class SubcommandTest {
     @Test
     void eachNameIsTheOneItsCommandDeclares() {
         for (Subcommand subcommand : Subcommand.values()) {
-            assertThat(new CommandLine(subcommand.create()).getCommandName()).isEqualTo(subcommand.commandName());
+            assertThat(new CommandLine(subcommand.create(new Sandbox4jCommand())).getCommandName())
+                    .isEqualTo(subcommand.commandName());
+        }
+    }
+
+    /**
+     * The model is declared in code ({@link CliSpec}): an annotation read at start-up costs a
+     * generated proxy class per annotation type. Reading them here on every class behind the
+     * command line keeps one from coming back unnoticed.
+     */
+    @Test
+    void noCommandOrOptionsClassCarriesAPicocliAnnotation() {
+        List<Class<?>> modelled = List.of(Sandbox4jCommand.class, RunCommand.class, ExecCommand.class,
+                DoctorCommand.class, LsCommand.class, PurgeCommand.class, InventoryCommand.class, McpCommand.class,
+                SandboxOptions.class, ConversationOptions.class, DockerOptions.class);
+        for (Class<?> type : modelled) {
+            List<java.lang.annotation.Annotation> found = new java.util.ArrayList<>(Arrays.asList(type.getAnnotations()));
+            for (java.lang.reflect.Field field : type.getDeclaredFields()) {
+                found.addAll(Arrays.asList(field.getAnnotations()));
+            }
+            for (java.lang.reflect.Method method : type.getDeclaredMethods()) {
+                found.addAll(Arrays.asList(method.getAnnotations()));
+            }
+            assertThat(found).as(type.getSimpleName())
+                    .noneMatch(annotation -> annotation.annotationType().getName().startsWith("picocli."));
         }
     }
 
