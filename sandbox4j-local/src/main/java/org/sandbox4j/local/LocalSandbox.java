@@ -215,7 +215,8 @@ abstract class LocalSandbox implements Sandbox {
                 launched.close();
             });
             HostProcess.serve(handle, process, launch.treeKill(), (started, signal) -> signal(started, signal),
-                    () -> new Disposals().wasDisposedOf(id, this::retired));
+                    () -> new Disposals().wasDisposedOf(id, this::retired),
+                    code -> launcherFailure(code, launched, command, launchOptions));
             served = true;
             return handle;
         } finally {
@@ -226,6 +227,22 @@ abstract class LocalSandbox implements Sandbox {
                     report.close();
                 }
             }
+        }
+    }
+
+    /**
+     * Why a started launch's exit {@code code} is not its command's, read from its {@code report} as
+     * exec reads it: empty when the command's end was recorded. A launcher killed under its command
+     * (as a disposal kills it) recorded none, and its code is its own.
+     */
+    private Optional<SandboxException> launcherFailure(int code, LaunchReport report, Command command,
+            ExecOptions options) {
+        try {
+            commandResult(new ExecResult(new byte[0], new byte[0], code, Duration.ZERO), report.read(), command,
+                    options);
+            return Optional.empty();
+        } catch (SandboxException notTheCommands) {
+            return Optional.of(notTheCommands);
         }
     }
 

@@ -17,7 +17,8 @@ import org.sandbox4j.testkit.tck.Suites;
  * failed or none ran.
  * {@link UnprivilegedConformanceTest} starts it as an unprivileged user.
  *
- * <p>Argument: the state root to use (it must be writable by this user).
+ * <p>Arguments: the state root to use (it must be writable by this user); optionally one suite's
+ * name, to run that suite alone (when following up on one of its failures).
  */
 public final class ConformanceMain {
 
@@ -37,6 +38,9 @@ public final class ConformanceMain {
               String backend = target.newBackend().name();
               BackendDeclarations declared = target.newBackend().declarations();
               for (Suite suite : Suites.all()) {
+                if (args.length > 1 && !suite.name().equals(args[1])) {
+                    continue;
+                }
                 if (suite.ineligibility(declared, target).isPresent()) {
                     lines.add("NOT-DECLARED " + backend + " " + suite.name());
                     continue;

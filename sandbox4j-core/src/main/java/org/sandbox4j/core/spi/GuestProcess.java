@@ -197,6 +197,28 @@ public final class GuestProcess implements SandboxProcess {
         }
     }
 
+    /**
+     * The leader ended with no exit code of the command's (the launcher failed, or was killed under
+     * it, as a disposal kills it): a disposal when the sandbox was disposed of, else the process is
+     * {@link #lost} with {@code why}. Never an exit code: the launcher's is not the command's.
+     */
+    public void endedUnreported(SandboxException why) {
+        synchronized (lock) {
+            if (state != State.RUNNING) {
+                return;
+            }
+        }
+        if (driver().sandboxDisposed()) {
+            killQuietly();
+            if (claim(State.DISPOSED, 0, null)) {
+                settle();
+                cleanUp();
+            }
+            return;
+        }
+        lost(why);
+    }
+
     /** The backend lost the process (a stream or connection broke): its tree is killed, and waitFor says why. */
     public void lost(SandboxException why) {
         if (claim(State.LOST, 0, why)) {

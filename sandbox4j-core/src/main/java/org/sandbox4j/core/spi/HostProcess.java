@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -12,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import org.sandbox4j.core.ExecStream;
 import org.sandbox4j.core.ProcessSignal;
+import org.sandbox4j.core.SandboxException;
 
 /**
  * A {@link GuestProcess.Driver} over a started host {@link Process}, for every backend whose command
@@ -20,6 +22,15 @@ import org.sandbox4j.core.ProcessSignal;
  * and the tree kill go to the process and the backend's own means.
  */
 public final class HostProcess implements GuestProcess.Driver {
+
+    /**
+     * Whether a launcher's exit code is its command's: empty when it is, else why not (the launcher
+     * failed, or was killed before its command's end was recorded).
+     */
+    @FunctionalInterface
+    public interface LeaderExit {
+        Optional<SandboxException> notTheCommands(int launcherExit);
+    }
 
     /** How a backend signals a command's process group. */
     @FunctionalInterface
@@ -37,15 +48,17 @@ public final class HostProcess implements GuestProcess.Driver {
     private final ProcessPump.TreeKill treeKill;
     private final Signaller signaller;
     private final BooleanSupplier disposed;
+    private final LeaderExit leaderExit;
     private final OutputStream stdin;
 
     private HostProcess(GuestProcess handle, Process process, ProcessPump.TreeKill treeKill, Signaller signaller,
-            BooleanSupplier disposed) {
+            BooleanSupplier disposed, LeaderExit leaderExit) {
         this.handle = handle;
         this.process = process;
         this.treeKill = treeKill;
         this.signaller = signaller;
         this.disposed = disposed;
+        this.leaderExit = leaderExit;
         this.stdin = process.getOutputStream();
     }
 
@@ -60,7 +73,18 @@ public final class HostProcess implements GuestProcess.Driver {
      */
     public static void serve(GuestProcess handle, Process process, ProcessPump.TreeKill treeKill, Signaller signaller,
             BooleanSupplier disposed) {
-        HostProcess driver = new HostProcess(handle, process, treeKill, signaller, disposed);
+        serve(handle, process, treeKill, signaller, disposed, launcherExit -> Optional.empty());
+    }
+
+    /**
+     * As {@link #serve(GuestProcess, Process, ProcessPump.TreeKill, Signaller, BooleanSupplier)}, for a
+     * process that is a launcher in front of the command: {@code leaderExit} says whether its exit
+     * code is the command's; when it is not, the handle ends as disposed of (the sandbox was) or
+     * lost, never with the launcher's code.
+     */
+    public static void serve(GuestProcess handle, Process process, ProcessPump.TreeKill treeKill, Signaller signaller,
+            BooleanSupplier disposed, LeaderExit leaderExit) {
+        HostProcess driver = new HostProcess(handle, process, treeKill, signaller, disposed, leaderExit);
         handle.attach(driver);
         ProcessPump.daemon("stdout", () -> driver.pump(process.getInputStream(), ExecStream.STDOUT)).start();
         ProcessPump.daemon("stderr", () -> driver.pump(process.getErrorStream(), ExecStream.STDERR)).start();
@@ -131,7 +155,13 @@ public final class HostProcess implements GuestProcess.Driver {
 
     private void awaitLeader() {
         try {
-            handle.exited(process.waitFor());
+            int code = process.waitFor();
+            Optional<SandboxException> notTheCommands = leaderExit.notTheCommands(code);
+            if (notTheCommands.isPresent()) {
+                handle.endedUnreported(notTheCommands.get());
+            } else {
+                handle.exited(code);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

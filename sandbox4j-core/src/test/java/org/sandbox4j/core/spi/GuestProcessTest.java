@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +22,7 @@ import org.sandbox4j.core.ProcessOptions;
 import org.sandbox4j.core.ProcessOutput;
 import org.sandbox4j.core.ProcessSignal;
 import org.sandbox4j.core.SandboxDisposed;
+import org.sandbox4j.core.SandboxException;
 import org.sandbox4j.core.SandboxProcessKilled;
 import org.sandbox4j.core.SandboxProcessLimitExceeded;
 import org.sandbox4j.core.SandboxTimeoutException;
@@ -222,6 +224,51 @@ class GuestProcessTest {
         assertThatThrownBy(() -> handle.waitFor(WAIT)).isInstanceOf(SandboxDisposed.class);
         assertThatThrownBy(() -> handle.write(new byte[1], WAIT)).isInstanceOf(SandboxDisposed.class);
         assertThatThrownBy(() -> handle.read(WAIT)).isInstanceOf(SandboxDisposed.class);
+        handle.close();
+    }
+
+    @Test
+    void anEndWithoutTheCommandsCodeIsADisposalOrALossNeverAnExitCode() {
+        RecordingDriver disposedOf = new RecordingDriver();
+        GuestProcess underDisposal = started(disposedOf);
+        disposedOf.disposed = true;
+        underDisposal.endedUnreported(new SandboxException("the launcher exited 1 before its command"));
+        assertThatThrownBy(() -> underDisposal.waitFor(WAIT)).isInstanceOf(SandboxDisposed.class);
+        assertThat(disposedOf.kills).as("what the command left is killed").hasValue(1);
+        underDisposal.close();
+
+        RecordingDriver failed = new RecordingDriver();
+        GuestProcess lost = started(failed);
+        lost.endedUnreported(new SandboxException("the launcher exited 1 before its command"));
+        assertThatThrownBy(() -> lost.waitFor(WAIT)).isInstanceOf(SandboxException.class)
+                .isNotInstanceOf(SandboxDisposed.class).hasMessageContaining("the launcher exited 1");
+        lost.close();
+    }
+
+    /** A real launcher's exit: the backend says whether its code is the command's; when not, it is never returned. */
+    @Test
+    void aLaunchersOwnExitIsNeverReportedAsTheCommands() throws Exception {
+        for (boolean disposed : new boolean[] {true, false}) {
+            GuestProcess handle = GuestProcess.reserve("test", UUID.randomUUID().toString(), "sleep 300",
+                    ProcessOptions.in("/w", Duration.ofMinutes(1)));
+            Process launcher = new ProcessBuilder("sh", "-c", "exit 1").start();
+            HostProcess.serve(handle, launcher, Process::destroyForcibly, (process, signal) -> { }, () -> disposed,
+                    code -> Optional.of(new SandboxException("the launcher exited " + code + " and recorded no end "
+                            + "of its command")));
+            if (disposed) {
+                assertThatThrownBy(() -> handle.waitFor(WAIT)).isInstanceOf(SandboxDisposed.class);
+            } else {
+                assertThatThrownBy(() -> handle.waitFor(WAIT)).isNotInstanceOf(SandboxDisposed.class)
+                        .hasMessageContaining("the launcher exited 1 and recorded no end");
+            }
+            handle.close();
+        }
+        GuestProcess handle = GuestProcess.reserve("test", UUID.randomUUID().toString(), "exit 3",
+                ProcessOptions.in("/w", Duration.ofMinutes(1)));
+        HostProcess.serve(handle, new ProcessBuilder("sh", "-c", "exit 3").start(), Process::destroyForcibly,
+                (process, signal) -> { }, () -> true, code -> Optional.empty());
+        assertThat(handle.waitFor(WAIT)).as("a code the backend says is the command's, even under a disposal")
+                .hasValue(3);
         handle.close();
     }
 
