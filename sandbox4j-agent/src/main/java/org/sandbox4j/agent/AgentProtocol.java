@@ -26,7 +26,7 @@ final class AgentProtocol {
     /** Longest text field the host decodes from the agent (names, messages, link targets). */
     static final int MAX_TEXT_BYTES = 4096;
     static final int MAX_NAME_BYTES = 255;
-    static final int OUT_CHUNK_MAX = 64 * 1024;
+    static final int OUT_CHUNK_MAX = 256 * 1024;
     static final int READ_CHUNK_MAX = 256 * 1024;
     static final int STDIN_CHUNK_MAX = 64 * 1024;
     static final int STDIN_WINDOW = 256 * 1024;

@@ -66,7 +66,7 @@ class AgentMarkerKillTest {
     @Test
     void theHandshakeSaysMarkerKill() {
         AgentHello hello = agent.connection().hello();
-        assertThat(hello.agent()).isEqualTo("s4j-agent 1.2");
+        assertThat(hello.agent()).isEqualTo("s4j-agent 1.3");
         assertThat(hello.markerKill()).isTrue();
         assertThat(hello.treeReport()).isTrue();
         assertThat(hello.cgroupKill()).isFalse();
