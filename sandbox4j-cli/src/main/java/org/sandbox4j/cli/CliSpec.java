@@ -12,8 +12,8 @@ import picocli.CommandLine.Range;
 /**
  * The command line's model, declared in code. picocli's annotations cost every start of the command
  * a dynamic proxy class per annotation type (Command, Option, Parameters, Mixin, Spec, ParentCommand
- * and their meta-annotations), generated and linked before the first argument is read: 45–60 ms of
- * a 200 ms {@code sandbox4j run}, and no class-data cache keeps them. A model built here reads no
+ * and their meta-annotations), generated and linked before the first argument is read (about 50 ms
+ * of a {@code sandbox4j run}), and no class-data cache keeps them. A model built here reads no
  * annotation and reflects over no field: each option writes its command's own field through two
  * lambdas. As picocli does with a field, the value the field starts with is the one it is reset to
  * before a parse.
@@ -23,7 +23,10 @@ final class CliSpec {
     private CliSpec() {
     }
 
-    /** A command with picocli's standard {@code -h, --help} and {@code -V, --version}, after its own options. */
+    /**
+     * A command named {@code name} that runs {@code command} (its {@code call} or {@code run}), its help
+     * text {@code description}'s paragraphs; the caller adds its options, then {@link #standardHelpOptions}.
+     */
     static CommandSpec command(String name, Object command, String... description) {
         CommandSpec spec = CommandSpec.wrapWithoutInspection(command).name(name);
         spec.usageMessage().description(description);
